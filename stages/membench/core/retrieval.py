@@ -1,0 +1,41 @@
+"""Lexical retrieval: rank-bm25's BM25Okapi with its default parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+from membench.core.text import tokens
+
+Tokenize = Callable[[str], list[str]]
+
+
+class Bm25Index:
+    """BM25 over a fixed list of documents; returns indices into that list.
+
+    Only documents scoring above zero are returned, and equal scores keep the
+    earlier document first, so a query sharing no indexed word returns nothing.
+    """
+
+    def __init__(self, documents: Sequence[str], tokenize: Tokenize = tokens) -> None:
+        self._tokenize = tokenize
+        self.size = len(documents)
+        corpus = [tokenize(document) for document in documents]
+        self.vocabulary = frozenset(word for doc in corpus for word in doc)
+        # rank-bm25 divides by the corpus size, so an empty corpus has no model.
+        self._model = BM25Okapi(corpus) if corpus else None
+
+    def scores(self, query: str) -> np.ndarray:
+        if self._model is None:
+            return np.zeros(0)
+        return np.asarray(self._model.get_scores(self._tokenize(query)), dtype=float)
+
+    def top_k(self, query: str, k: int) -> list[int]:
+        if k < 1:
+            raise ValueError(f"top-k must be at least 1, got {k}")
+        scores = self.scores(query)
+        # Stable sort on the negated score: ties keep the earlier document first.
+        order = np.argsort(-scores, kind="stable")
+        return [int(i) for i in order[:k] if scores[i] > 0]

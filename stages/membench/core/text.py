@@ -1,0 +1,37 @@
+"""Word tokens shared by BM25 indexing and probe scoring.
+
+One definition of a word keeps retrieval and scoring consistent: a word is a
+maximal run of Unicode letters or digits, lowercased. No stemming, no stopwords.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_WORD = re.compile(r"[^\W_]+")
+_SEPARATOR = r"[\W_]+"
+_LEFT_EDGE = r"(?<![^\W_])"
+_RIGHT_EDGE = r"(?![^\W_])"
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercase runs of letters and digits, in order."""
+    return _WORD.findall(text.lower())
+
+
+@lru_cache(maxsize=4096)
+def _sequence_pattern(value: str) -> re.Pattern[str]:
+    words = tokens(value)
+    if not words:
+        raise ValueError(f"value {value!r} has no letters or digits to match")
+    body = _SEPARATOR.join(re.escape(word) for word in words)
+    return re.compile(_LEFT_EDGE + body + _RIGHT_EDGE)
+
+
+def has(text: str, value: str) -> bool:
+    """True when value's words occur in text as a consecutive whole-word sequence.
+
+    "Node 20" matches "on Node 20." but not "Node 204" or "Node 2.0".
+    """
+    return _sequence_pattern(value).search(text.lower()) is not None
