@@ -20,9 +20,17 @@ class Bm25Index:
     """
 
     def __init__(self, documents: Sequence[str], tokenize: Tokenize = tokens) -> None:
+        self._init([tokenize(document) for document in documents], tokenize)
+
+    @classmethod
+    def from_tokens(cls, corpus: Sequence[Sequence[str]], tokenize: Tokenize = tokens) -> Bm25Index:
+        index = cls.__new__(cls)
+        index._init([list(doc) for doc in corpus], tokenize)
+        return index
+
+    def _init(self, corpus: list[list[str]], tokenize: Tokenize) -> None:
         self._tokenize = tokenize
-        self.size = len(documents)
-        corpus = [tokenize(document) for document in documents]
+        self.size = len(corpus)
         self.vocabulary = frozenset(word for doc in corpus for word in doc)
         # rank-bm25 divides by the corpus size, so an empty corpus has no model.
         self._model = BM25Okapi(corpus) if corpus else None

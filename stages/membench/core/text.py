@@ -29,9 +29,13 @@ def _sequence_pattern(value: str) -> re.Pattern[str]:
     return re.compile(_LEFT_EDGE + body + _RIGHT_EDGE)
 
 
+# Contexts are classified against several values each; lowercase each text once.
+_lowercase = lru_cache(maxsize=512)(str.lower)
+
+
 def has(text: str, value: str) -> bool:
     """True when value's words occur in text as a consecutive whole-word sequence.
 
     "Node 20" matches "on Node 20." but not "Node 204" or "Node 2.0".
     """
-    return _sequence_pattern(value).search(text.lower()) is not None
+    return _sequence_pattern(value).search(_lowercase(text)) is not None

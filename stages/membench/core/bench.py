@@ -1,0 +1,80 @@
+"""Runs every policy at every probe and classifies what it injects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from membench.core.extract import FactRecord
+from membench.core.memory import IndexCache, Memory
+from membench.core.model import Scenario
+from membench.core.policies import Policy
+from membench.core.scoring import outcome
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class OutcomeRow:
+    policy: str
+    form: str
+    day: int
+    fact_key: str
+    question: str
+    changed: bool  # the fact had more than one version by this day
+    deleted: bool  # the user had asked to forget it by this day
+    outcome: str
+    injected_tokens: int
+    context: str
+    retrieved: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class StoredRow:
+    policy: str
+    day: int
+    store: str
+    lines: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    outcomes: tuple[OutcomeRow, ...]
+    stored: tuple[StoredRow, ...]
+
+
+def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
+              count_tokens: Callable[[str], int], indexes: IndexCache | None = None,
+              progress: Progress | None = None) -> BenchResult:
+    indexes = indexes or IndexCache()
+    outcomes: list[OutcomeRow] = []
+    stored: list[StoredRow] = []
+    for day in scenario.probe_days:
+        memory = Memory(scenario, records, day, indexes)
+        probes = [p for p in scenario.probes if p.day == day]
+        for policy in policies:
+            if progress:
+                progress(f"day {day}: {policy.id}")
+            for store in policy.stores:
+                lines = memory.lines(store)
+                stored.append(StoredRow(policy.id, day, store, len(lines),
+                                        count_tokens("\n".join(lines))))
+            for probe in probes:
+                fact = scenario.fact(probe.fact_key)
+                injection = policy.inject(memory, probe.question)
+                context = injection.context
+                outcomes.append(OutcomeRow(
+                    policy=policy.id,
+                    form=probe.form.value,
+                    day=day,
+                    fact_key=fact.key,
+                    question=probe.question,
+                    changed=sum(v.day <= day for v in fact.versions) > 1,
+                    deleted=fact.deleted_at is not None and fact.deleted_at <= day,
+                    outcome=outcome(fact, day, context).value,
+                    injected_tokens=count_tokens(context),
+                    context=context,
+                    retrieved=injection.retrieved,
+                ))
+    return BenchResult(tuple(outcomes), tuple(stored))
