@@ -53,9 +53,9 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
     for day in scenario.probe_days:
         memory = Memory(scenario, records, day, indexes)
         probes = [p for p in scenario.probes if p.day == day]
+        if progress:
+            progress(f"day {day}: {len(policies)} policies x {len(probes)} probes")
         for policy in policies:
-            if progress:
-                progress(f"day {day}: {policy.id}")
             for store in policy.stores:
                 lines = memory.lines(store)
                 stored.append(StoredRow(policy.id, day, store, len(lines),

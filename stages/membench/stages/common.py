@@ -1,0 +1,77 @@
+"""What every stage command shares: params loading, input reading, and clean failures."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pyarrow.parquet as pq
+import typer
+
+from membench.core.extract import EXTRACTORS
+from membench.core.model import Scenario
+from membench.core.scenario import ScenarioBuildError
+from membench.core.spec import ScenarioSpecError
+from membench.core.tokenizer import VocabularyError
+from membench.corpus import CorpusError
+from membench.params import Params, ParamsError, load_params
+from membench.core.scenario import CorpusFile
+from membench.tables import corpus_from_table, scenario_from_tables
+
+PARAMS_OPTION = typer.Option(Path("params.yaml"), "--params", help="Parameters file (YAML).")
+SCENARIO_DIR = Path("data/scenario")
+
+# Errors that mean "the inputs are wrong", reported as one clear line and exit code 1.
+INPUT_ERRORS = (ScenarioSpecError, ScenarioBuildError, CorpusError, VocabularyError,
+                FileNotFoundError, ValueError)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fails_cleanly(command: F) -> F:
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except ParamsError as error:
+            raise typer.BadParameter(str(error), param_hint="'--params'") from None
+        except INPUT_ERRORS as error:
+            typer.echo(f"membench {command.__name__}: error: {error}", err=True)
+            raise typer.Exit(1) from None
+
+    return run  # type: ignore[return-value]
+
+
+def read_params(path: Path) -> Params:
+    return load_params(path, set(EXTRACTORS))
+
+
+def read_parquet(path: Path):
+    if not path.is_file():
+        raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
+    return pq.read_table(path)
+
+
+def read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_scenario(directory: Path) -> Scenario:
+    manifest = read_json(directory / "manifest.json")
+    return scenario_from_tables(read_parquet(directory / "exchanges.parquet"),
+                                read_parquet(directory / "facts.parquet"),
+                                read_parquet(directory / "probes.parquet"),
+                                seed=manifest["seed"])
+
+
+def progress(message: str) -> None:
+    typer.echo(f"  {message}", err=True)
+
+
+def read_parameters_and_corpus(params: Path, corpus: Path) -> tuple[Params, list[CorpusFile]]:
+    return read_params(params), corpus_from_table(read_parquet(corpus))
