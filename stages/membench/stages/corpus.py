@@ -7,21 +7,24 @@ files it read; later stages rerun only when that snapshot's bytes change."""
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import typer
 
 from membench.corpus import read_corpus
 from membench.outputs import staged_outputs
-from membench.stages.common import PARAMS_OPTION, fails_cleanly, read_params
+from membench.stages.common import (
+    CORPUS_PATH,
+    PARAMS_FILE,
+    OutFile,
+    ParamsFile,
+    fails_cleanly,
+    read_params,
+)
 from membench.tables import corpus_table
-
-CORPUS_PATH = Path("data/corpus.parquet")
 
 
 @fails_cleanly
-def corpus(params: Path = PARAMS_OPTION,
-           out: Path = typer.Option(CORPUS_PATH, help="Snapshot of the corpus (Parquet).")) -> None:
+def corpus(params: ParamsFile = PARAMS_FILE, out: OutFile = CORPUS_PATH) -> None:
     """Read the source files that fill the assistant's replies."""
     c = read_params(params).scenario.corpus
     snapshot = read_corpus(c.dir, c.glob, list(c.exclude))

@@ -2,28 +2,27 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 from membench.core.extract import EXTRACTORS
 from membench.outputs import staged_outputs
 from membench.stages.common import (
-    PARAMS_OPTION,
+    PARAMS_FILE,
+    RECORDS_PATH,
     SCENARIO_DIR,
+    OutFile,
+    ParamsFile,
+    ScenarioDir,
     fails_cleanly,
     read_params,
     read_scenario,
 )
 from membench.tables import records_table
 
-RECORDS_PATH = Path("data/fact_records.parquet")
-
 
 @fails_cleanly
-def extract(params: Path = PARAMS_OPTION,
-            scenario: Path = typer.Option(SCENARIO_DIR, help="Scenario tables directory."),
-            out: Path = typer.Option(RECORDS_PATH, help="Fact records (Parquet).")) -> None:
+def extract(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR,
+            out: OutFile = RECORDS_PATH) -> None:
     """Extract fact records (key, value or delete, day, source exchange)."""
     p = read_params(params)
     built = read_scenario(scenario)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -14,21 +15,29 @@ from membench.core.summary import stored_tokens, summarize
 from membench.core.tokenizer import O200K_SHA256
 from membench.outputs import staged_outputs
 from membench.stages.common import (
-    PARAMS_OPTION,
+    OUTCOMES_PATH,
+    PARAMS_FILE,
     SCENARIO_DIR,
+    STORED_PATH,
+    OutcomesFile,
+    OutFile,
+    ParamsFile,
+    ScenarioDir,
+    StoredFile,
     fails_cleanly,
     read_json,
     read_params,
     read_parquet,
     read_scenario,
 )
-from membench.stages.policies import OUTCOMES_PATH, STORED_PATH
 from membench.tables import result_from_tables
 
 ARTICLE_PATH = Path("data/article.toml")
 REPORT_PATH = Path("reports/report.md")
 METRICS_PATH = Path("reports/metrics.json")
 TRACE_FACT = "node_version"
+ArticleFile = Annotated[Path, typer.Option("--article", help="The article's published table.")]
+MetricsFile = Annotated[Path, typer.Option("--metrics", help="Metrics (JSON).")]
 
 
 def metrics(result, policy_ids: list[str], last_day: int) -> dict:
@@ -46,25 +55,22 @@ def header(p, manifest: dict) -> list[tuple[str, str]]:
         ("Measured", p.measured),
         *environment.describe(),
         ("Tokenizer", f"o200k_base vocabulary (SHA-256 {O200K_SHA256}) through tiktoken"),
-        ("Corpus", f"{manifest['corpus_root']} {manifest['corpus_glob']}, "
-                   f"{manifest['corpus_files']} files, SHA-256 {manifest['corpus_sha256']}"),
-        ("Scenario", f"{manifest['scenario_file']} (SHA-256 {manifest['scenario_file_sha256']}), "
-                     f"{manifest['sessions']} sessions, {manifest['exchanges']} exchanges, "
-                     f"filler replies quote {manifest['lines_per_reply']} lines, "
-                     f"seed {manifest['seed']}"),
+        ("Corpus", (f"{manifest['corpus_root']} {manifest['corpus_glob']}, "
+                    f"{manifest['corpus_files']} files, SHA-256 {manifest['corpus_sha256']}")),
+        ("Scenario", (f"{manifest['scenario_file']} "
+                      f"(SHA-256 {manifest['scenario_file_sha256']}), "
+                      f"{manifest['sessions']} sessions, {manifest['exchanges']} exchanges, "
+                      f"filler replies quote {manifest['lines_per_reply']} lines, "
+                      f"seed {manifest['seed']}")),
         ("Extractor", p.extractor),
     ]
 
 
 @fails_cleanly
-def report(params: Path = PARAMS_OPTION,
-           scenario: Path = typer.Option(SCENARIO_DIR, help="Scenario tables directory."),
-           outcomes: Path = typer.Option(OUTCOMES_PATH, help="Probe outcomes (Parquet)."),
-           stored: Path = typer.Option(STORED_PATH, help="Stored tokens (Parquet)."),
-           article: Path = typer.Option(ARTICLE_PATH, help="The article's published table."),
-           out: Path = typer.Option(REPORT_PATH, help="Markdown report."),
-           metrics_out: Path = typer.Option(METRICS_PATH, "--metrics", help="Metrics (JSON).")
-           ) -> None:
+def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR,
+           outcomes: OutcomesFile = OUTCOMES_PATH, stored: StoredFile = STORED_PATH,
+           article: ArticleFile = ARTICLE_PATH, out: OutFile = REPORT_PATH,
+           metrics_out: MetricsFile = METRICS_PATH) -> None:
     """Write the Markdown report and the metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")

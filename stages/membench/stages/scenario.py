@@ -12,20 +12,21 @@ from membench.core.scenario import build_scenario
 from membench.outputs import staged_outputs
 from membench.scenario_file import read_scenario_spec
 from membench.stages.common import (
-    PARAMS_OPTION,
+    CORPUS_PATH,
+    PARAMS_FILE,
     SCENARIO_DIR,
+    CorpusFile,
+    OutFile,
+    ParamsFile,
     fails_cleanly,
     read_parameters_and_corpus,
 )
-from membench.stages.corpus import CORPUS_PATH
 from membench.tables import scenario_tables
 
 
 @fails_cleanly
-def scenario(params: Path = PARAMS_OPTION,
-             corpus: Path = typer.Option(CORPUS_PATH, help="Corpus snapshot (Parquet)."),
-             out: Path = typer.Option(SCENARIO_DIR, help="Directory for the scenario tables.")
-             ) -> None:
+def scenario(params: ParamsFile = PARAMS_FILE, corpus: CorpusFile = CORPUS_PATH,
+             out: OutFile = SCENARIO_DIR) -> None:
     """Build the sessions, exchanges, fact versions and probes."""
     p, files = read_parameters_and_corpus(params, corpus)
     spec_path = Path(p.scenario.file)

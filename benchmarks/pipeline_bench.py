@@ -1,0 +1,64 @@
+"""Wall time and peak memory of a cold `dvc repro` and of the policies stage alone.
+
+Not a test: machines here are shared and noisy, so read the figures, compare ratios
+within one run, and record them in the README. Usage: python benchmarks/pipeline_bench.py
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTPUT_DIRS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
+               "data/index.parquet", "data/outcomes.parquet", "data/stored.parquet"]
+
+
+def timed(cwd: Path, *args: str) -> tuple[float, float]:
+    """Seconds and peak RSS (MiB) of the largest child process the command ran."""
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PYTHONPATH": str(cwd / "stages")}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    subprocess.run(args, cwd=cwd, env=env, check=True, capture_output=True)
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before) / 1024
+
+
+def fresh_copy() -> Path:
+    target = Path(tempfile.mkdtemp(prefix="membench-bench-"))
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, target / name)
+    for name in OUTPUT_DIRS:
+        path = target / name
+        shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    subprocess.run(["git", "init", "-q"], cwd=target, check=True)
+    return target
+
+
+def main() -> None:
+    copy = fresh_copy()
+    try:
+        cold, cold_peak = timed(copy, "dvc", "repro", "--force")
+        policies, policies_peak = timed(copy, "membench", "policies")
+        warm, _ = timed(copy, "dvc", "repro")
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    print(f"cold dvc repro --force : {cold:6.2f} s   peak RSS {cold_peak:7.1f} MiB")
+    print(f"policies stage alone   : {policies:6.2f} s   peak RSS {policies_peak:7.1f} MiB")
+    print(f"no-change dvc repro    : {warm:6.2f} s")
+
+
+if __name__ == "__main__":
+    main()

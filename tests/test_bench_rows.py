@@ -1,0 +1,59 @@
+"""The rows that follow from the fact timeline alone must match the article exactly."""
+
+import pytest
+from membench.core.summary import summarize
+
+FORMS = ("literal", "paraphrase")
+
+
+def counts(run, policy, form):
+    ids = [p.id for p in run.policies]
+    return next(s.counts for s in summarize(run.result, ids) if s.policy == policy and s.form == form)
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("policy", ["full_transcript", "fact_log"])
+def test_keep_everything_rows(default_run, policy, form):
+    c = counts(default_run, policy, form)
+    assert (c["current"], c["conflict"], c["stale"], c["missing"]) == (25, 12, 0, 0)
+    assert (c["leaked"], c["clean"]) == (3, 0)
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("policy", ["profile", "profile_bm25_unextracted"])
+def test_single_store_rows(default_run, policy, form):
+    c = counts(default_run, policy, form)
+    assert (c["current"], c["conflict"], c["stale"], c["missing"]) == (37, 0, 0, 0)
+    assert (c["leaked"], c["clean"]) == (0, 3)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_session_buffer_row(default_run, form):
+    c = counts(default_run, "session_buffer", form)
+    assert (c["current"], c["missing"], c["leaked"]) == (1, 36, 0)
+
+
+def test_probe_counts(default_run):
+    scenario = default_run.scenario
+    assert len(scenario.exchanges) == 360
+    literal = [p for p in scenario.probes if p.form.value == "literal"]
+    assert len(literal) == 40
+    rows = [r for r in default_run.result.outcomes
+            if r.policy == "profile" and r.form == "literal"]
+    assert sum(r.deleted for r in rows) == 3
+    assert sum(r.changed and not r.deleted for r in rows) == 12
+
+
+def test_redaction_stops_leaks_but_not_conflicts(default_run):
+    for form in FORMS:
+        plain = counts(default_run, "profile_bm25", form)
+        redacted = counts(default_run, "profile_bm25_redacted", form)
+        assert redacted["leaked"] == 0
+        assert redacted["conflict"] == plain["conflict"]
+
+
+def test_every_stored_line_carries_its_day(default_run):
+    for row in default_run.result.outcomes:
+        for line in row.context.split("\n[day")[1:]:
+            assert line.split("]")[0].strip().isdigit()
+        assert row.context == "" or row.context.startswith("[day ")

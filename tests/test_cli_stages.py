@@ -1,0 +1,177 @@
+"""Each stage through the typer app, in a scratch directory: outputs, schemas, failures."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from membench import tables
+from membench.cli import app
+from typer.testing import CliRunner
+
+runner = CliRunner()
+STAGES = ["corpus", "scenario", "extract", "index", "policies", "report"]
+OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
+           "data/index.parquet", "data/outcomes.parquet", "data/stored.parquet",
+           "reports/report.md", "reports/metrics.json"]
+
+
+def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> Path:
+    (target / "data").mkdir(parents=True)
+    for name in ("scenario.toml", "article.toml"):
+        shutil.copy(root / "data" / name, target / "data" / name)
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["scenario"]["corpus"] = {"dir": str(corpus_dir), "glob": "*.py", "exclude": []}
+    for dotted, value in overrides.items():
+        section, key = dotted.split("__")
+        params[section][key] = value
+    (target / "params.yaml").write_text(yaml.safe_dump(params))
+    return target
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory) -> Path:
+    """Forty files of numbered lines: fast to read and free of fact values."""
+    corpus = tmp_path_factory.mktemp("corpus")
+    for i in range(40):
+        (corpus / f"module_{i:02}.py").write_text(
+            "\n".join(f"value_{i}_{j} = compute({j})" for j in range(80)) + "\n")
+    return corpus
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+@pytest.fixture(scope="module")
+def pipeline(repo_root, small_corpus, tmp_path_factory):
+    workspace = make_workspace(repo_root, tmp_path_factory.mktemp("ws"), small_corpus)
+    cwd = Path.cwd()
+    try:
+        import os
+        os.chdir(workspace)
+        results = {stage: run(stage) for stage in STAGES}
+    finally:
+        os.chdir(cwd)
+    return workspace, results
+
+
+def test_every_stage_succeeds_and_writes_its_outputs(pipeline):
+    workspace, results = pipeline
+    for stage, result in results.items():
+        assert result.exit_code == 0, (stage, result.output)
+    for output in OUTPUTS:
+        assert (workspace / output).exists(), output
+
+
+@pytest.mark.parametrize("path,schema", [
+    ("data/scenario/exchanges.parquet", tables.EXCHANGES_SCHEMA),
+    ("data/scenario/facts.parquet", tables.FACTS_SCHEMA),
+    ("data/scenario/probes.parquet", tables.PROBES_SCHEMA),
+    ("data/fact_records.parquet", tables.RECORDS_SCHEMA),
+    ("data/index.parquet", tables.INDEX_SCHEMA),
+    ("data/outcomes.parquet", tables.OUTCOMES_SCHEMA),
+    ("data/stored.parquet", tables.STORED_SCHEMA),
+    ("data/corpus.parquet", tables.CORPUS_SCHEMA),
+])
+def test_parquet_files_have_the_documented_schema(pipeline, path, schema):
+    workspace, _ = pipeline
+    assert pq.read_schema(workspace / path).equals(schema, check_metadata=False)
+
+
+def test_outcomes_hold_one_row_per_policy_form_probe(pipeline):
+    workspace, _ = pipeline
+    outcomes = pq.read_table(workspace / "data/outcomes.parquet").to_pylist()
+    assert len(outcomes) == 10 * 80
+    assert {r["form"] for r in outcomes} == {"literal", "paraphrase"}
+    full = [r for r in outcomes if r["policy"] == "full_transcript" and r["day"] == 30]
+    assert all(len(r["context"]) > 10_000 for r in full)
+
+
+def test_stage_outputs_match_the_in_memory_bench(pipeline, default_params):
+    """The staged pipeline and `bench` run the same core: identical outcomes."""
+    from dataclasses import replace
+
+    from membench.inmemory import run_in_memory
+    from membench.params import CorpusParams
+
+    workspace, _ = pipeline
+    params = yaml.safe_load((workspace / "params.yaml").read_text())
+    c = params["scenario"]["corpus"]
+    scenario = replace(default_params.scenario, corpus=CorpusParams(c["dir"], c["glob"], ()))
+    memory = run_in_memory(replace(default_params, scenario=scenario), root=workspace)
+    staged = tables.result_from_tables(pq.read_table(workspace / "data/outcomes.parquet"),
+                                       pq.read_table(workspace / "data/stored.parquet"))
+    assert staged == memory.result
+
+
+BAD_PARAMS = [
+    ({"scenario__sessions": -3}, "scenario.sessions"),
+    ({"policies__retrieval_top_k": 0}, "policies.retrieval_top_k"),
+    ({"policies__hybrid_top_k": 0}, "policies.hybrid_top_k"),
+    ({"scenario__probe_days": [10, 20, 31]}, "scenario.probe_days"),
+    ({"scenario__exchanges_per_session": 0}, "scenario.exchanges_per_session"),
+    ({"scenario__sede": 4}, "scenario.sede"),
+    ({"policies__window": 20}, "policies.window"),
+    ({"extract__extractor": "llm"}, "extract.extractor"),
+    ({"report__measured": "yesterday"}, "report.measured"),
+]
+
+
+@pytest.mark.parametrize("overrides,named", BAD_PARAMS)
+@pytest.mark.parametrize("stage", STAGES + ["bench"])
+def test_invalid_params_stop_every_stage_and_write_nothing(
+        repo_root, small_corpus, tmp_path, monkeypatch, overrides, named, stage):
+    monkeypatch.chdir(make_workspace(repo_root, tmp_path, small_corpus, **overrides))
+    result = run(stage)
+    assert result.exit_code != 0
+    assert named in result.output
+    assert not (tmp_path / "reports").exists()
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["article.toml",
+                                                                     "scenario.toml"]
+
+
+def test_missing_corpus_is_named(repo_root, tmp_path, monkeypatch):
+    monkeypatch.chdir(make_workspace(repo_root, tmp_path, tmp_path / "no-such-dir"))
+    result = run("corpus")
+    assert result.exit_code == 1
+    assert "scenario.corpus.dir" in result.output
+    assert not (tmp_path / "data/corpus.parquet").exists()
+
+
+def test_corpus_too_small_for_a_reply_is_named(repo_root, tmp_path, monkeypatch):
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    (tiny / "short.py").write_text("x = 1\n" * 10)
+    monkeypatch.chdir(make_workspace(repo_root, tmp_path / "ws", tiny))
+    assert run("corpus").exit_code == 0
+    result = run("scenario")
+    assert result.exit_code == 1
+    assert "corpus" in result.output and "30 lines" in result.output
+    assert not (tmp_path / "ws/data/scenario").exists()
+
+
+def test_bad_scenario_file_is_named(repo_root, small_corpus, tmp_path, monkeypatch):
+    monkeypatch.chdir(make_workspace(repo_root, tmp_path, small_corpus))
+    spec = tmp_path / "data/scenario.toml"
+    spec.write_text(spec.read_text().replace('value = "Node 24"', 'value = "Node 26"'))
+    assert run("corpus").exit_code == 0
+    result = run("scenario")
+    assert result.exit_code == 1
+    assert "does not contain value 'Node 26'" in result.output
+    assert not (tmp_path / "data/scenario").exists()
+
+
+def test_tampered_vocabulary_stops_policies_without_output(pipeline, tmp_path, monkeypatch):
+    workspace, _ = pipeline
+    monkeypatch.chdir(workspace)
+    bad = tmp_path / "o200k_base.tiktoken"
+    bad.write_bytes(b"not a vocabulary\n")
+    result = run("policies", "--vocabulary", str(bad), "--outcomes", str(tmp_path / "o.parquet"),
+                 "--stored", str(tmp_path / "s.parquet"))
+    assert result.exit_code == 1
+    assert "SHA-256" in result.output
+    assert not (tmp_path / "o.parquet").exists() and not (tmp_path / "s.parquet").exists()

@@ -1,0 +1,92 @@
+"""`dvc repro` in a temporary clone: the article's rows, caching, byte-identical reruns."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scenario/facts.parquet",
+           "data/scenario/probes.parquet", "data/scenario/manifest.json",
+           "data/fact_records.parquet", "data/index.parquet", "data/outcomes.parquet",
+           "data/stored.parquet", "reports/report.md", "reports/metrics.json"]
+
+
+def sh(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PYTHONPATH": str(cwd / "stages")}
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def clone(repo_root, tmp_path_factory) -> Path:
+    """The working tree as a fresh repository: tracked and untracked, not ignored, files."""
+    target = tmp_path_factory.mktemp("clone")
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"],
+                            cwd=repo_root, capture_output=True, check=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = repo_root / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    for name in OUTPUTS:  # a clean clone holds only what git tracks: no cached outputs
+        (target / name).unlink(missing_ok=True)
+    sh(target, "git", "init", "-q")
+    sh(target, "git", "add", "-A")
+    sh(target, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "clone")
+    return target
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {name: hashlib.sha256((root / name).read_bytes()).hexdigest() for name in OUTPUTS}
+
+
+@pytest.fixture(scope="module")
+def first_run(clone):
+    sh(clone, "dvc", "repro")
+    return digests(clone)
+
+
+def test_metrics_hold_the_articles_timeline_rows(clone, first_run):
+    metrics = json.loads((clone / "reports/metrics.json").read_text())
+    for form in ("literal", "paraphrase"):
+        for policy in ("full_transcript", "fact_log"):
+            m = metrics[policy][form]
+            assert (m["current"], m["conflict"], m["stale"], m["missing"], m["leaked"]) == \
+                (25, 12, 0, 0, 3)
+        for policy in ("profile", "profile_bm25_unextracted"):
+            m = metrics[policy][form]
+            assert (m["current"], m["conflict"], m["stale"], m["missing"], m["leaked"]) == \
+                (37, 0, 0, 0, 0)
+        assert metrics["session_buffer"][form]["current"] == 1
+        assert metrics["session_buffer"][form]["missing"] == 36
+    assert "Every outcome count matches the article's" in (clone / "reports/report.md").read_text()
+
+
+def test_no_change_rerun_uses_the_cache(clone, first_run):
+    output = sh(clone, "dvc", "repro")
+    for stage in ("scenario", "extract", "index", "policies", "report"):
+        assert f"Stage '{stage}' didn't change, skipping" in output
+    assert digests(clone) == first_run
+
+
+def test_forced_reruns_are_byte_identical(clone, first_run):
+    sh(clone, "dvc", "repro", "--force")
+    second = digests(clone)
+    sh(clone, "dvc", "repro", "--force")
+    assert digests(clone) == second == first_run
+
+
+def test_committed_report_matches_a_fresh_run(repo_root, clone, first_run):
+    """reports/ in git is what the pipeline writes: regenerate and commit after changes."""
+    for name in ("reports/report.md", "reports/metrics.json"):
+        assert (repo_root / name).read_bytes() == (clone / name).read_bytes(), name

@@ -1,0 +1,24 @@
+from membench.core.retrieval import Bm25Index
+
+
+def test_only_positive_scores_and_ties_keep_earlier_document():
+    docs = ["alpha beta", "gamma", "alpha beta", "delta", "epsilon zeta", "eta"]
+    index = Bm25Index(docs)
+    assert index.top_k("alpha", 5) == [0, 2]
+    assert index.top_k("nothing shared", 5) == []
+
+
+def test_top_k_caps_results():
+    docs = [f"word{i} common" for i in range(10)] + [f"x{i}" for i in range(20)]
+    assert len(Bm25Index(docs).top_k("common", 3)) == 3
+
+
+def test_no_stemming_is_the_articles_stale_hit():
+    docs = ["Services run on Node 20.", "Every service runs on Node 24 now."] + \
+        [f"filler text {i}" for i in range(10)]
+    ranked = Bm25Index(docs).top_k("Which Node version do services run on?", 2)
+    assert ranked[0] == 0
+
+
+def test_empty_corpus_returns_nothing():
+    assert Bm25Index([]).top_k("anything", 3) == []
