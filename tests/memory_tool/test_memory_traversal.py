@@ -10,6 +10,7 @@ accepted as a literal name and the file must appear inside the root.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from conftest import SECRET, Sandbox
@@ -165,7 +166,7 @@ def test_vector_is_refused_or_stays_inside(sandbox: Sandbox, path: str, expect: 
     else:
         assert created is not None, f"{path!r} should be a harmless literal name"
         new_files = _regular_files(sandbox.root) - files_before
-        assert len(new_files) == 1 and open(new_files.pop()).read() == "PWNED"
+        assert len(new_files) == 1 and Path(new_files.pop()).read_text() == "PWNED"
 
     _try(handler, {"command": "create", "path": "/memories/seed.md", "file_text": SECRET})
     for command in _all_commands(path):
