@@ -1,0 +1,267 @@
+"""Executing memory tool commands against a local directory.
+
+``MemoryToolHandler`` is the client side of Anthropic's memory tool
+(``memory_20250818``): the model sends file commands on ``/memories``, the
+handler runs them inside one root directory and returns the strings the
+Anthropic SDK's local-filesystem helper would return. Every failure is a
+``MemoryToolError`` whose message goes back to the model as an error result.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+
+from . import messages
+from .atomic import write_file
+from .dirfd import (
+    MissingPathError,
+    lstat_at,
+    open_directory,
+    open_node,
+    open_root,
+    prepare_root,
+)
+from .editing import insert_text, render_file, replace_unique
+from .errors import MemoryToolError
+from .listing import render_directory
+from .locking import root_lock
+from .params import CommandParams
+from .paths import MemoryPath, parse_memory_path, quote_for_message
+
+TOOL_TYPE = "memory_20250818"
+TOOL_NAME = "memory"
+_READ_CHUNK = 1 << 20
+
+
+def tool_definition() -> dict[str, str]:
+    """The entry to put in the Messages API ``tools`` list."""
+    return {"type": TOOL_TYPE, "name": TOOL_NAME}
+
+
+class MemoryToolHandler:
+    """Runs memory commands inside ``root``, which stands in for ``/memories``.
+
+    Safe to share between threads and to use from several processes at once on
+    the same root: commands are serialised by a lock file in the root.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, create_root: bool = True) -> None:
+        self.root = prepare_root(root, create=create_root)
+        self._commands: dict[str, Callable[[CommandParams], str]] = {
+            "view": self._view,
+            "create": self._create,
+            "str_replace": self._str_replace,
+            "insert": self._insert,
+            "delete": self._delete,
+            "rename": self._rename,
+        }
+
+    def execute(self, command: object) -> str:
+        """Run one command (the tool_use ``input`` dict) and return its result text.
+
+        Raises MemoryToolError, and nothing else, for any failure.
+        """
+        name = "memory"
+        try:
+            params = CommandParams(command)
+            name = params.name
+            run = self._commands.get(name)
+            if run is None:
+                raise MemoryToolError(messages.UNKNOWN_COMMAND.format(command=name))
+            return run(params)
+        except MemoryToolError:
+            raise
+        except OSError as err:
+            raise MemoryToolError(
+                messages.OS_FAILURE.format(
+                    action=name, path=_path_for_message(command), reason=err.strerror or str(err)
+                )
+            ) from err
+        except Exception as err:  # last resort: the model must get a message, not a crash
+            raise MemoryToolError(
+                messages.INTERNAL_FAILURE.format(
+                    command=name, detail=f"{type(err).__name__}: {err}"
+                )
+            ) from err
+
+    def tool_result(self, tool_use_id: str, tool_input: object) -> dict[str, object]:
+        """A ready ``tool_result`` content block for one ``tool_use`` of the memory tool."""
+        try:
+            content, is_error = self.execute(tool_input), False
+        except MemoryToolError as err:
+            content, is_error = err.message, True
+        return {
+            "type": "tool_result",
+            "tool_use_id": tool_use_id,
+            "content": content,
+            "is_error": is_error,
+        }
+
+    # --- plumbing -------------------------------------------------------------
+
+    @contextmanager
+    def _locked_root(self, *, exclusive: bool) -> Iterator[int]:
+        with open_root(self.root) as root_fd, root_lock(root_fd, exclusive=exclusive):
+            yield root_fd
+
+    @contextmanager
+    def _parent_of(self, root_fd: int, path: MemoryPath, *, create: bool = False) -> Iterator[int]:
+        with open_directory(
+            root_fd, self.root, path.parent_parts, display=path.text, create=create
+        ) as dir_fd:
+            yield dir_fd
+
+    @staticmethod
+    def _file_path(params: CommandParams) -> MemoryPath:
+        path = parse_memory_path(params.text("path"))
+        if path.trailing_slash:
+            raise MemoryToolError(
+                messages.NOT_A_DIRECTORY_PATH.format(path=path.text, command=params.name)
+            )
+        return path
+
+    @staticmethod
+    def _read_text(fd: int, info: os.stat_result, path: MemoryPath) -> str:
+        if stat.S_ISDIR(info.st_mode):
+            raise MemoryToolError(messages.NOT_A_FILE.format(path=path.text))
+        if not stat.S_ISREG(info.st_mode):
+            raise MemoryToolError(messages.UNSUPPORTED_FILE_TYPE.format(path=path.text))
+        if info.st_nlink > 1:
+            raise MemoryToolError(messages.HARD_LINKED.format(path=path.text))
+        chunks = []
+        while chunk := os.read(fd, _READ_CHUNK):
+            chunks.append(chunk)
+        try:
+            return b"".join(chunks).decode("utf-8")
+        except UnicodeDecodeError:
+            raise MemoryToolError(messages.NOT_UTF8.format(path=path.text)) from None
+
+    def _edit(self, path: MemoryPath, transform: Callable[[str], tuple[str, str]]) -> str:
+        """Read-modify-write of one file under the exclusive lock; returns the result text."""
+        if path.is_root:
+            raise MemoryToolError(messages.NOT_A_FILE.format(path=path.text))
+        with self._locked_root(exclusive=True) as root_fd, self._parent_of(root_fd, path) as dir_fd:
+            with open_node(dir_fd, path.name, display=path.text) as (fd, info):
+                content = self._read_text(fd, info, path)
+            new_content, result = transform(content)
+            write_file(dir_fd, path.name, new_content.encode("utf-8"), overwrite=True)
+        return result
+
+    # --- commands -------------------------------------------------------------
+
+    def _view(self, params: CommandParams) -> str:
+        path = parse_memory_path(params.text("path"))
+        view_range = params.view_range()
+        with self._locked_root(exclusive=False) as root_fd:
+            if path.is_root:
+                return render_directory(root_fd, os.fstat(root_fd).st_size, path.text, path.display)
+            with (
+                self._parent_of(root_fd, path) as dir_fd,
+                open_node(dir_fd, path.name, display=path.text) as (fd, info),
+            ):
+                if stat.S_ISDIR(info.st_mode):
+                    return render_directory(fd, info.st_size, path.text, path.display)
+                return render_file(self._read_text(fd, info, path), path.text, view_range)
+
+    def _create(self, params: CommandParams) -> str:
+        path = self._file_path(params)
+        data = params.text("file_text").encode("utf-8")
+        if path.is_root:
+            raise MemoryToolError(messages.ALREADY_EXISTS.format(path=path.text))
+        with (
+            self._locked_root(exclusive=True) as root_fd,
+            self._parent_of(root_fd, path, create=True) as dir_fd,
+        ):
+            try:
+                write_file(dir_fd, path.name, data, overwrite=False)
+            except FileExistsError:
+                raise MemoryToolError(messages.ALREADY_EXISTS.format(path=path.text)) from None
+        return messages.CREATED.format(path=path.text)
+
+    def _str_replace(self, params: CommandParams) -> str:
+        path = self._file_path(params)
+        old_str = params.text("old_str")
+        new_str = params.text("new_str")
+        return self._edit(path, lambda content: replace_unique(content, old_str, new_str, path.text))
+
+    def _insert(self, params: CommandParams) -> str:
+        path = self._file_path(params)
+        line = params.integer("insert_line")
+        text = params.text("insert_text")
+        done = messages.INSERTED.format(path=path.text)
+        return self._edit(path, lambda content: (insert_text(content, line, text), done))
+
+    def _delete(self, params: CommandParams) -> str:
+        path = parse_memory_path(params.text("path"))
+        if path.is_root:
+            raise MemoryToolError(messages.DELETE_ROOT)
+        with self._locked_root(exclusive=True) as root_fd, ExitStack() as stack:
+            dir_fd = self._enter_existing_parent(stack, root_fd, path)
+            info = lstat_at(dir_fd, path.name)
+            if info is None:
+                raise _not_found(path)
+            _remove(dir_fd, path.name, info)
+            os.fsync(dir_fd)
+        return messages.DELETED.format(path=path.text)
+
+    def _rename(self, params: CommandParams) -> str:
+        old = parse_memory_path(params.text("old_path"))
+        new = parse_memory_path(params.text("new_path"))
+        if old.is_root:
+            raise MemoryToolError(messages.RENAME_ROOT)
+        if new.is_root:
+            raise MemoryToolError(messages.DESTINATION_EXISTS.format(path=new.text))
+        with self._locked_root(exclusive=True) as root_fd, ExitStack() as stack:
+            old_dir = self._enter_existing_parent(stack, root_fd, old)
+            if lstat_at(old_dir, old.name) is None:
+                raise _not_found(old)
+            self._move(root_fd, old_dir, old, new)
+        return messages.RENAMED.format(old_path=old.text, new_path=new.text)
+
+    def _enter_existing_parent(self, stack: ExitStack, root_fd: int, path: MemoryPath) -> int:
+        """Open ``path``'s parent for delete/rename, which word "missing" the SDK's short way."""
+        try:
+            return stack.enter_context(self._parent_of(root_fd, path))
+        except MissingPathError:
+            raise _not_found(path) from None
+
+    def _move(self, root_fd: int, old_dir: int, old: MemoryPath, new: MemoryPath) -> None:
+        if old.parts == new.parts:
+            raise MemoryToolError(messages.DESTINATION_EXISTS.format(path=new.text))
+        if old.contains(new):
+            raise MemoryToolError(
+                messages.RENAME_INTO_ITSELF.format(old_path=old.text, new_path=new.text)
+            )
+        with self._parent_of(root_fd, new, create=True) as new_dir:
+            if lstat_at(new_dir, new.name) is not None:
+                raise MemoryToolError(messages.DESTINATION_EXISTS.format(path=new.text))
+            os.rename(old.name, new.name, src_dir_fd=old_dir, dst_dir_fd=new_dir)
+            os.fsync(new_dir)
+            os.fsync(old_dir)
+
+
+def _not_found(path: MemoryPath) -> MemoryToolError:
+    return MemoryToolError(messages.NOT_FOUND.format(path=path.text))
+
+
+def _remove(dir_fd: int, name: str, info: os.stat_result) -> None:
+    """Delete a file, symlink (the link only) or whole directory, never following links."""
+    if not stat.S_ISDIR(info.st_mode):
+        os.unlink(name, dir_fd=dir_fd)
+        return
+    if not shutil.rmtree.avoids_symlink_attacks:
+        raise MemoryToolError("Deleting directories safely is not supported on this platform.")
+    shutil.rmtree(name, dir_fd=dir_fd)
+
+
+def _path_for_message(command: object) -> str:
+    if isinstance(command, dict):
+        for key in ("path", "old_path"):
+            value = command.get(key)
+            if isinstance(value, str):
+                return quote_for_message(value)
+    return "the requested path"
