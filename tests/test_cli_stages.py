@@ -10,13 +10,14 @@ import pytest
 import yaml
 from membench import tables
 from membench.cli import app
+from membench.core.policies import POLICIES
 from typer.testing import CliRunner
 
 runner = CliRunner()
 STAGES = ["corpus", "scenario", "extract", "index", "policies", "report"]
 OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "data/index.parquet", "data/outcomes.parquet", "data/stored.parquet",
-           "reports/report.md", "reports/metrics.json"]
+           "data/audit.parquet", "reports/report.md", "reports/metrics.json"]
 
 
 def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> Path:
@@ -75,6 +76,7 @@ def test_every_stage_succeeds_and_writes_its_outputs(pipeline):
     ("data/index.parquet", tables.INDEX_SCHEMA),
     ("data/outcomes.parquet", tables.OUTCOMES_SCHEMA),
     ("data/stored.parquet", tables.STORED_SCHEMA),
+    ("data/audit.parquet", tables.AUDIT_SCHEMA),
     ("data/corpus.parquet", tables.CORPUS_SCHEMA),
 ])
 def test_parquet_files_have_the_documented_schema(pipeline, path, schema):
@@ -85,7 +87,7 @@ def test_parquet_files_have_the_documented_schema(pipeline, path, schema):
 def test_outcomes_hold_one_row_per_policy_form_probe(pipeline):
     workspace, _ = pipeline
     outcomes = pq.read_table(workspace / "data/outcomes.parquet").to_pylist()
-    assert len(outcomes) == 10 * 80
+    assert len(outcomes) == len(POLICIES) * 80
     assert {r["form"] for r in outcomes} == {"literal", "paraphrase"}
     full = [r for r in outcomes if r["policy"] == "full_transcript" and r["day"] == 30]
     assert all(len(r["context"]) > 10_000 for r in full)

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scenario/facts.parquet",
            "data/scenario/probes.parquet", "data/scenario/manifest.json",
            "data/fact_records.parquet", "data/index.parquet", "data/outcomes.parquet",
-           "data/stored.parquet", "reports/report.md", "reports/metrics.json"]
+           "data/stored.parquet", "data/audit.parquet", "reports/report.md", "reports/metrics.json"]
 
 
 def sh(cwd: Path, *args: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from membench.memory_tool.cli import memory_tool
 from membench.stages.bench import bench
 from membench.stages.corpus import corpus
 from membench.stages.extract import extract
@@ -21,6 +22,7 @@ app = typer.Typer(
 
 for command in (corpus, scenario, extract, index, policies, report, bench):
     app.command(command.__name__)(command)
+app.command("memory-tool")(memory_tool)
 
 if __name__ == "__main__":
     app()

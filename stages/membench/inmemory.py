@@ -8,10 +8,11 @@ from pathlib import Path
 from membench.core.bench import BenchResult, Progress, run_bench
 from membench.core.extract import EXTRACTORS, FactRecord
 from membench.core.model import Scenario
-from membench.core.policies import Policy, build_policies
+from membench.core.policies import Policy
 from membench.core.scenario import build_scenario
 from membench.corpus import Corpus, read_corpus
 from membench.params import Params
+from membench.policy_set import build_policies
 from membench.scenario_file import read_scenario_spec
 from membench.vocabulary import load_token_counter
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
+from membench.core.audit import AuditRow
 from membench.core.bench import BenchResult, OutcomeRow, StoredRow
 from membench.core.extract import FactRecord, RecordAction
 from membench.core.model import (
@@ -99,6 +100,16 @@ STORED_SCHEMA = pa.schema([
     pa.field("store", pa.string(), nullable=False),
     pa.field("lines", pa.int32(), nullable=False),
     pa.field("tokens", pa.int32(), nullable=False),
+])
+
+AUDIT_SCHEMA = pa.schema([
+    pa.field("policy", pa.string(), nullable=False),
+    pa.field("day", pa.int32(), nullable=False),
+    pa.field("fact_key", pa.string(), nullable=False),
+    pa.field("store", pa.string(), nullable=False),
+    pa.field("part", pa.string(), nullable=False),
+    pa.field("holds", pa.bool_(), nullable=False),
+    pa.field("held", pa.list_(pa.field("item", pa.string(), nullable=False)), nullable=False),
 ])
 
 
@@ -201,3 +212,13 @@ def result_from_tables(outcomes: pa.Table, stored: pa.Table) -> BenchResult:
               for r in _rows(outcomes, OUTCOMES_SCHEMA, "outcomes")),
         tuple(StoredRow(**r) for r in _rows(stored, STORED_SCHEMA, "stored")),
     )
+
+
+def audit_table(rows: Sequence[AuditRow]) -> pa.Table:
+    return _table(AUDIT_SCHEMA, [{**vars(r), "holds": r.holds, "held": list(r.held)}
+                                 for r in rows])
+
+
+def audit_from_table(table: pa.Table) -> list[AuditRow]:
+    return [AuditRow(r["policy"], r["day"], r["fact_key"], r["store"], r["part"],
+                     tuple(r["held"])) for r in _rows(table, AUDIT_SCHEMA, "audit")]

@@ -35,7 +35,8 @@ class Injection:
 class Policy(ABC):
     id: ClassVar[str]
     label: ClassVar[str]
-    stores: ClassVar[tuple[str, ...]]
+    stores: ClassVar[tuple[str, ...]]  # every store the policy keeps
+    retrieves_from: ClassVar[tuple[str, ...]] = ()  # stores it builds a search index over
 
     def __init__(self, settings: PolicySettings) -> None:
         self.settings = settings
@@ -114,6 +115,11 @@ class _Retrieval(Policy):
     with_profile: ClassVar[bool] = False
     _describes: ClassVar[str]
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "corpus" in cls.__dict__:
+            cls.retrieves_from = (cls.corpus,)
+
     @property
     def top_k(self) -> int:
         s = self.settings
@@ -169,7 +175,6 @@ def retrieval_corpora(policies: list[Policy]) -> list[str]:
     """The stores some policy retrieves from, which the index stage must tokenize."""
     seen: dict[str, None] = {}
     for policy in policies:
-        corpus = getattr(policy, "corpus", None)
-        if corpus:
-            seen[corpus] = None
+        for store in policy.retrieves_from:
+            seen[store] = None
     return list(seen)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from membench.core.audit import VOCABULARY, AuditRow
 from membench.core.bench import BenchResult, OutcomeRow
 from membench.core.model import Exchange
 from membench.core.summary import (
@@ -29,6 +30,7 @@ class ReportInputs:
     exchanges: Sequence[Exchange]
     article: Mapping  # data/article.toml
     trace_fact: str
+    audit: Sequence[AuditRow] = ()
 
 
 class _Counts:
@@ -185,6 +187,38 @@ def _findings(inputs: ReportInputs, counts: _Counts) -> list[str]:
     return findings
 
 
+def _audit(inputs: ReportInputs, counts: _Counts) -> str:
+    if not inputs.audit:
+        return "No fact was deleted in this scenario, so there was nothing to audit."
+    days = sorted({r.day for r in inputs.audit})
+    last = days[-1]
+    intro = (f"At the end of days {', '.join(map(str, days))} (each deletion day and the last "
+             "day) every store each policy keeps was searched for the deleted values with the "
+             "probes' whole-token matching; each search index's vocabulary was searched for "
+             "terms that exist in it only because of the deleted facts' exchanges.")
+    out = [intro, "", f"| Policy | Stores holding deleted data at day {last} | "
+           + " | ".join(f"Held pairs, day {d}" for d in days) + " | Injected leaks |",
+           "|---|---|" + "---:|" * len(days) + "---:|"]
+    silent = []
+    for policy in inputs.labels:
+        rows = [r for r in inputs.audit if r.policy == policy and r.holds]
+        at_last: dict[str, list[str]] = {}
+        for r in rows:
+            if r.day == last:
+                place = f"{r.store} {VOCABULARY}" if r.part == VOCABULARY else r.store
+                at_last.setdefault(place, []).append(r.fact_key)
+        where = "; ".join(f"{place}: {', '.join(keys)}" for place, keys in at_last.items())
+        per_day = " | ".join(str(sum(r.day == d for r in rows)) for d in days)
+        leaks = counts.n(policy, outcome="leaked")
+        out.append(f"| `{policy}` | {where or 'none'} | {per_day} | {leaks} |")
+        if rows and not leaks:
+            silent.append(f"`{policy}`")
+    if silent:
+        out += ["", (f"Never injected a deleted value, yet still held one at rest: "
+                    f"{', '.join(silent)}.")]
+    return "\n".join(out)
+
+
 def render_report(inputs: ReportInputs) -> str:
     counts = _Counts(inputs.result)
     m = inputs.manifest
@@ -214,6 +248,8 @@ def render_report(inputs: ReportInputs) -> str:
         _deltas_note(differing),
         f"## The day-{last} BM25 top-k trace",
         _trace(inputs, counts),
+        "## Deleted data at rest (delete-everywhere audit)",
+        _audit(inputs, counts),
         "## Findings",
         "\n\n".join(f"{i}. {text}" for i, text in enumerate(_findings(inputs, counts), 1)),
     ]

