@@ -85,7 +85,13 @@ def _article_table(inputs: ReportInputs) -> tuple[str, list[str]]:
     last = max(inputs.manifest["probe_days"])
     for s in summaries:
         theirs = published.get(s.policy)
-        if theirs is None:
+        if theirs is None:  # a policy the article did not measure: our numbers alone
+            cells = [str(s.counts[c]) for c in ARTICLE_COLUMNS]
+            cells.append(_fmt(s.mean_injected_tokens))
+            stored = _fmt(stored_tokens(inputs.result, s.policy, last)) \
+                if s.form == "literal" else ""
+            out.append(f"| `{s.policy}` (not in the article) | {s.form} | "
+                       + " | ".join(cells) + f" | {stored} |")
             continue
         values = theirs[s.form]
         cells = [_delta(s.counts[c], values[i]) for i, c in enumerate(ARTICLE_COLUMNS)]
@@ -184,6 +190,15 @@ def _findings(inputs: ReportInputs, counts: _Counts) -> list[str]:
         f"{_fmt(counts.mean_tokens('profile_bm25_unextracted', 'literal'))} / "
         f"{_fmt(counts.mean_tokens('profile_bm25_unextracted', 'paraphrase'))} tokens."
     )
+    if "memory_tool_profile" in inputs.labels:
+        pairs = list(zip(counts.select("profile"), counts.select("memory_tool_profile")))
+        same = sum(a.outcome == b.outcome for a, b in pairs)
+        findings.append(
+            f"**The profile on real files.** Kept as memory-tool files and injected as what "
+            f"`view` returns, the profile gave the same outcome on {same} of {len(pairs)} "
+            f"probes, at {_fmt(counts.mean_tokens('memory_tool_profile'))} tokens per probe "
+            f"against {_fmt(pr_tokens)} for the plain profile lines."
+        )
     return findings
 
 
