@@ -62,3 +62,17 @@ def test_every_stored_line_carries_its_day(default_run):
         for line in row.context.split("\n[day")[1:]:
             assert line.split("]")[0].strip().isdigit()
         assert row.context == "" or row.context.startswith("[day ")
+
+
+def test_recall_of_gold_evidence(default_run):
+    rows = [r for r in default_run.result.outcomes if r.gold_retrieved is not None]
+    assert {r.policy for r in rows} == {"bm25_transcript", "bm25_fact_log", "profile_bm25",
+                                        "profile_bm25_redacted", "profile_bm25_unextracted"}
+    for row in rows:  # retrieving the statement brings the current value with it
+        if row.gold_retrieved and not row.policy.startswith("profile"):
+            assert row.outcome in ("current", "conflict")
+    node = next(r for r in rows if r.policy == "bm25_transcript" and r.form == "literal"
+                and r.day == 30 and r.fact_key == "node_version")
+    assert node.gold_retrieved is False and node.outcome == "stale"
+    assert not any(r.gold_retrieved for r in rows if r.policy == "profile_bm25_unextracted")
+    assert all(r.gold_retrieved is None for r in default_run.result.outcomes if r.deleted)

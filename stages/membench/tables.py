@@ -92,6 +92,7 @@ OUTCOMES_SCHEMA = pa.schema([
     pa.field("injected_tokens", pa.int32(), nullable=False),
     pa.field("context", pa.large_string(), nullable=False),
     pa.field("retrieved", pa.list_(pa.field("item", pa.int32(), nullable=False))),
+    pa.field("gold_retrieved", pa.bool_()),
 ])
 
 STORED_SCHEMA = pa.schema([

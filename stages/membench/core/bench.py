@@ -27,6 +27,9 @@ class OutcomeRow:
     injected_tokens: int
     context: str
     retrieved: tuple[int, ...] | None
+    # Did the exchange that stated the current value make it into the top-k? (recall@k of
+    # the gold evidence; None for policies that retrieve nothing and for deleted facts)
+    gold_retrieved: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,16 @@ class StoredRow:
 class BenchResult:
     outcomes: tuple[OutcomeRow, ...]
     stored: tuple[StoredRow, ...]
+
+
+def gold_evidence(scenario: Scenario, fact_key: str, day: int) -> int | None:
+    """The exchange that stated the fact's current value by `day`; None once deleted."""
+    fact = scenario.fact(fact_key)
+    if fact.deleted_at is not None and fact.deleted_at <= day:
+        return None
+    current = [v for v in fact.versions if v.day <= day][-1]
+    return next(e.index for e in scenario.exchanges
+                if e.fact_key == fact_key and (e.day, e.slot) == (current.day, current.slot))
 
 
 def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
@@ -64,6 +77,7 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
                 fact = scenario.fact(probe.fact_key)
                 injection = policy.inject(memory, probe.question)
                 context = injection.context
+                gold = gold_evidence(scenario, fact.key, day)
                 outcomes.append(OutcomeRow(
                     policy=policy.id,
                     form=probe.form.value,
@@ -76,5 +90,7 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
                     injected_tokens=count_tokens(context),
                     context=context,
                     retrieved=injection.retrieved,
+                    gold_retrieved=None if injection.retrieved is None or gold is None
+                    else gold in injection.retrieved,
                 ))
     return BenchResult(tuple(outcomes), tuple(stored))

@@ -202,6 +202,21 @@ def _findings(inputs: ReportInputs, counts: _Counts) -> list[str]:
     return findings
 
 
+def _recall(inputs: ReportInputs, counts: _Counts) -> str:
+    """recall@k of the gold evidence per retrieval policy and form, beside current-only."""
+    out = ["| Policy | Form | recall@k | Current only |", "|---|---|---:|---:|"]
+    for policy in inputs.labels:
+        for form in FORMS:
+            rows = [r for r in counts.select(policy, form) if r.gold_retrieved is not None]
+            if not rows:
+                continue
+            hits = sum(r.gold_retrieved for r in rows)
+            current = counts.n(policy, form, outcome="current")
+            out.append(f"| `{policy}` | {form} | {hits} of {len(rows)} "
+                       f"({hits / len(rows):.2f}) | {current} of {len(rows)} |")
+    return "\n".join(out)
+
+
 def _audit(inputs: ReportInputs, counts: _Counts) -> str:
     if not inputs.audit:
         return "No fact was deleted in this scenario, so there was nothing to audit."
@@ -263,6 +278,11 @@ def render_report(inputs: ReportInputs) -> str:
         _deltas_note(differing),
         f"## The day-{last} BM25 top-k trace",
         _trace(inputs, counts),
+        "## Retrieval recall@k of the gold evidence",
+        ("For each live probe of a retrieval policy: did the exchange that stated the current "
+         "value make it into the retrieved top-k? Policies that index only what the profile "
+         "did not extract never retrieve it by design; the profile holds it."),
+        _recall(inputs, counts),
         "## Deleted data at rest (delete-everywhere audit)",
         _audit(inputs, counts),
         "## Findings",
