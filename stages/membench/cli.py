@@ -9,6 +9,7 @@ from membench.stages.corpus import corpus
 from membench.stages.extract import extract
 from membench.stages.index import index
 from membench.stages.multiseed import multiseed
+from membench.stages.plots import plots
 from membench.stages.policies import policies
 from membench.stages.report import report
 from membench.stages.scenario import scenario
@@ -20,7 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for command in (corpus, scenario, extract, index, policies, multiseed, report, bench):
+for command in (corpus, scenario, extract, index, policies, multiseed, plots, report, bench):
     app.command(command.__name__)(command)
 
 if __name__ == "__main__":

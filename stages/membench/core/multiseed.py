@@ -70,6 +70,17 @@ def spread(per_seed: Sequence[Counts]) -> list[Spread]:
     return rows
 
 
-def counts_from_json(data: Mapping) -> dict[int, Counts]:
+def counts_from_json(data: Mapping, policy_ids: Sequence[str]) -> dict[int, Counts]:
     """The multiseed stage's file, seed -> counts, in the order the seeds were listed."""
-    return {int(entry["seed"]): entry["counts"] for entry in data["runs"]}
+    try:
+        per_seed = {int(entry["seed"]): entry["counts"] for entry in data["runs"]}
+    except (KeyError, TypeError, ValueError):
+        raise ValueError("the multi-seed file is malformed: rerun the multiseed stage") from None
+    for seed, counts in per_seed.items():
+        if set(counts) != set(policy_ids):
+            raise ValueError(f"the multi-seed counts for seed {seed} are for other policies: "
+                             "rerun the multiseed stage")
+    if not per_seed:
+        raise ValueError("the multi-seed file holds no seed: rerun the multiseed stage")
+    # JSON files are written with sorted keys; give the counts back in report row order.
+    return {seed: {p: counts[p] for p in policy_ids} for seed, counts in per_seed.items()}
