@@ -11,6 +11,7 @@ from membench.stages.index import index
 from membench.stages.multiseed import multiseed
 from membench.stages.plots import plots
 from membench.stages.policies import policies
+from membench.stages.remeasure import remeasure
 from membench.stages.report import report
 from membench.stages.scenario import scenario
 
@@ -21,7 +22,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for command in (corpus, scenario, extract, index, policies, multiseed, plots, report, bench):
+for command in (corpus, scenario, extract, index, policies, multiseed, plots, report, bench,
+                remeasure):
     app.command(command.__name__)(command)
 
 if __name__ == "__main__":
