@@ -54,7 +54,7 @@ class _Svg:
 def cost_quality_svg(rows: Sequence[dict], probes: int) -> str:
     """Scatter: mean injected tokens (log scale) against current-only probes."""
     left, top, width, height = 60, 40, 520, 360
-    svg = _Svg(left + width + 250, top + height + 50,
+    svg = _Svg(left + width + 320, top + height + 50,
                "Cost versus quality: mean injected tokens (log) vs current-only probes")
     xs = [max(r["mean_injected_tokens"], 1.0) for r in rows]
     low, high = math.floor(math.log10(min(xs))), math.ceil(math.log10(max(xs)))
