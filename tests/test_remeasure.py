@@ -169,3 +169,23 @@ def test_failed_pipeline_restores_params(repo, monkeypatch):
 
 def test_the_rerun_bypasses_the_run_cache():
     assert command.REPRO == ("dvc", "repro", "--force", "--no-run-cache")
+
+
+def test_a_metric_file_new_since_the_baseline_counts_as_new(repo, monkeypatch):
+    git(repo, "rm", "-q", "reports/multiseed.json")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "older baseline")
+    shutil.copy(Path(__file__).parents[1] / "reports/multiseed.json",
+                repo / "reports/multiseed.json")
+    fake_pipeline(monkeypatch)
+    result = runner.invoke(app, ["remeasure", "--force", "--summary", "s.md"])
+    assert result.exit_code == 0, result.output
+    summary = (repo / "s.md").read_text()
+    assert "| `multiseed.json:seeds.0` | — | 42 | — |" in summary
+
+
+def test_unknown_baseline_revision_is_named(repo, monkeypatch):
+    calls = fake_pipeline(monkeypatch)
+    result = runner.invoke(app, ["remeasure", "--force", "--baseline", "no-such-rev"])
+    assert result.exit_code == 1
+    assert "no-such-rev" in result.output
+    assert not calls

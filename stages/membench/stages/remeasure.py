@@ -31,19 +31,25 @@ def run_pipeline() -> None:
         raise RuntimeError(f"`{' '.join(REPRO)}` failed with exit status {done.returncode}")
 
 
-def committed(ref: str, path: str) -> str:
+def committed(ref: str, path: str) -> str | None:
+    """The file as committed at `ref`, or None when that revision does not hold it (a file
+    added since, e.g. the first re-measurement after a new metric file)."""
+    if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+                      capture_output=True, check=False).returncode != 0:
+        raise ValueError(f"--baseline {ref!r} is not a git revision here")
     done = subprocess.run(["git", "show", f"{ref}:{path}"], capture_output=True, text=True,
                           check=False)
-    if done.returncode != 0:
-        raise ValueError(f"baseline {ref}:{path} is not in git: {done.stderr.strip()}")
-    return done.stdout
+    return done.stdout if done.returncode == 0 else None
 
 
 def metrics_of(read) -> dict[str, float]:
-    """Every number of the metric files, named `file:dotted.path`."""
+    """Every number of the metric files, named `file:dotted.path`; absent files add none."""
     out: dict[str, float] = {}
     for path in METRIC_FILES:
-        flat = logic.flatten(json.loads(read(path)))
+        text = read(path)
+        if text is None:
+            continue
+        flat = logic.flatten(json.loads(text))
         out.update({f"{Path(path).name}:{name}": value for name, value in flat.items()})
     return out
 
@@ -92,7 +98,7 @@ def remeasure(
         _signal_github(False)
         return
     old_metrics = metrics_of(lambda path: committed(baseline, path))
-    old_header = logic.header_fields(committed(baseline, REPORT_FILE))
+    old_header = logic.header_fields(committed(baseline, REPORT_FILE) or "")
     original = params.read_text(encoding="utf-8")
     params.write_text(logic.set_measured(original, day), encoding="utf-8")
     try:
