@@ -121,3 +121,18 @@ def _stdout(cwd: Path, *args: str) -> str:
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
                           check=True)
     return done.stdout
+
+
+def test_remeasure_reruns_from_scratch_and_finds_nothing_changed(clone, first_run):
+    """Last in this module: it dates params.yaml. The real `dvc repro --force
+    --no-run-cache` reruns every stage; same code and inputs give no metric change."""
+    sh(clone, "git", "add", "-A")  # the first run's reports and dvc.lock are the baseline
+    sh(clone, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "baseline")
+    output = sh(clone, "membench", "remeasure", "--today", "2027-12-02", "--summary", "s.md")
+    for stage in ("corpus", "scenario", "policies", "multiseed", "plots", "report"):
+        assert f"Running stage '{stage}'" in output
+    assert 'measured: "2027-12-02"' in (clone / "params.yaml").read_text()
+    summary = (clone / "s.md").read_text()
+    assert "No metric changed." in summary
+    assert "No change in OS" in summary
+    assert "2027-12-02" in (clone / "reports/report.md").read_text()
