@@ -1,11 +1,19 @@
-"""Wall time and peak memory of a cold `dvc repro` and of the policies stage alone.
+"""Wall time and peak memory of a cold `dvc repro`, with and without the multi-seed stage,
+and of single stages.
 
 Not a test: machines here are shared and noisy, so read the figures, compare ratios
-within one run, and record them in the README. Usage: python benchmarks/pipeline_bench.py
+within one run, and record them in the README.
+
+  python benchmarks/pipeline_bench.py [--before REV]
+
+`--before` (default: the foundation commit, before the multi-seed stage existed) is also
+exported into a fresh copy and timed, so the "within 2x" budget is checked against the
+real earlier pipeline rather than an estimate.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import shutil
@@ -16,6 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+FOUNDATION = "451e392"  # last commit before the multi-seed, plots and summary stages
 OUTPUT_DIRS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
                "data/index.parquet", "data/outcomes.parquet", "data/stored.parquet"]
 
@@ -31,14 +40,20 @@ def timed(cwd: Path, *args: str) -> tuple[float, float]:
     return elapsed, max(peak, before) / 1024
 
 
-def fresh_copy() -> Path:
+def fresh_copy(rev: str | None = None) -> Path:
+    """The tracked files (of the working tree, or of `rev`) in a new git repository."""
     target = Path(tempfile.mkdtemp(prefix="membench-bench-"))
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                            check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        if (ROOT / name).is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, target / name)
+    if rev:
+        archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    else:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                                check=True).stdout.decode().split("\0")
+        for name in filter(None, listed):
+            if (ROOT / name).is_file():
+                (target / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / name, target / name)
     for name in OUTPUT_DIRS:
         path = target / name
         shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
@@ -47,15 +62,31 @@ def fresh_copy() -> Path:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", default=FOUNDATION,
+                        help="revision to time as the pipeline before this change")
+    args = parser.parse_args()
     copy = fresh_copy()
     try:
         cold, cold_peak = timed(copy, "dvc", "repro", "--force")
+        without, _ = timed(copy, "dvc", "repro", "--force", "policies")
+        multiseed, multiseed_peak = timed(copy, "membench", "multiseed")
         policies, policies_peak = timed(copy, "membench", "policies")
         warm, _ = timed(copy, "dvc", "repro")
     finally:
         shutil.rmtree(copy, ignore_errors=True)
+    old = fresh_copy(args.before)
+    try:
+        before, before_peak = timed(old, "dvc", "repro", "--force")
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
-    print(f"cold dvc repro --force : {cold:6.2f} s   peak RSS {cold_peak:7.1f} MiB")
+    print(f"cold dvc repro --force, before ({args.before}): {before:6.2f} s   "
+          f"peak RSS {before_peak:7.1f} MiB")
+    print(f"cold dvc repro --force, now            : {cold:6.2f} s   peak RSS "
+          f"{cold_peak:7.1f} MiB   ({cold / before:.2f}x before)")
+    print(f"cold dvc repro --force policies (no multiseed, plots, report): {without:6.2f} s")
+    print(f"multiseed stage alone  : {multiseed:6.2f} s   peak RSS {multiseed_peak:7.1f} MiB")
     print(f"policies stage alone   : {policies:6.2f} s   peak RSS {policies_peak:7.1f} MiB")
     print(f"no-change dvc repro    : {warm:6.2f} s")
 

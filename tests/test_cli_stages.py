@@ -14,10 +14,14 @@ from membench.core.policies import POLICIES
 from typer.testing import CliRunner
 
 runner = CliRunner()
-STAGES = ["corpus", "scenario", "extract", "index", "policies", "report"]
+STAGES = ["corpus", "scenario", "extract", "index", "policies", "multiseed", "plots", "report"]
 OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "data/index.parquet", "data/outcomes.parquet", "data/stored.parquet",
-           "data/audit.parquet", "reports/report.md", "reports/metrics.json"]
+           "data/audit.parquet", "reports/multiseed.json", "reports/plots/cost_quality.json",
+           "reports/plots/outcomes.json", "reports/plots/by_day.json",
+           "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
+           "reports/plots/by_day.svg", "reports/report.md", "reports/summary.json",
+           "reports/metrics.json"]
 
 
 def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> Path:
@@ -49,7 +53,8 @@ def run(*args: str):
 
 @pytest.fixture(scope="module")
 def pipeline(repo_root, small_corpus, tmp_path_factory):
-    workspace = make_workspace(repo_root, tmp_path_factory.mktemp("ws"), small_corpus)
+    workspace = make_workspace(repo_root, tmp_path_factory.mktemp("ws"), small_corpus,
+                               multiseed__seeds=[42, 7])
     cwd = Path.cwd()
     try:
         import os
@@ -120,6 +125,9 @@ BAD_PARAMS = [
     ({"policies__window": 20}, "policies.window"),
     ({"extract__extractor": "llm"}, "extract.extractor"),
     ({"report__measured": "yesterday"}, "report.measured"),
+    ({"multiseed__seeds": []}, "multiseed.seeds"),
+    ({"multiseed__seeds": [1, 1]}, "multiseed.seeds"),
+    ({"multiseed__workers": 0}, "multiseed.workers"),
 ]
 
 
@@ -177,3 +185,28 @@ def test_tampered_vocabulary_stops_policies_without_output(pipeline, tmp_path, m
     assert result.exit_code == 1
     assert "SHA-256" in result.output
     assert not (tmp_path / "o.parquet").exists() and not (tmp_path / "s.parquet").exists()
+
+
+def test_report_holds_the_multiseed_table_and_charts(pipeline):
+    workspace, _ = pipeline
+    report = (workspace / "reports/report.md").read_text()
+    assert "## Across seeds" in report and "seeds 42, 7" in report
+    assert "### Which findings hold on every seed" in report
+    for name in ("cost_quality", "outcomes", "by_day"):
+        assert f"](plots/{name}.svg)" in report
+
+
+def test_report_refuses_a_multiseed_file_for_other_policies(pipeline, tmp_path, monkeypatch):
+    import json
+    workspace, _ = pipeline
+    monkeypatch.chdir(workspace)
+    data = json.loads((workspace / "reports/multiseed.json").read_text())
+    for entry in data["runs"]:
+        del entry["counts"]["profile"]
+    stale = tmp_path / "multiseed.json"
+    stale.write_text(json.dumps(data))
+    result = run("report", "--multiseed", str(stale), "--out", str(tmp_path / "r.md"),
+                 "--metrics", str(tmp_path / "m.json"), "--summary", str(tmp_path / "s.json"))
+    assert result.exit_code == 1
+    assert "rerun the multiseed stage" in result.output
+    assert not any((tmp_path / n).exists() for n in ("r.md", "m.json", "s.json"))

@@ -16,7 +16,12 @@ pytestmark = pytest.mark.slow
 OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scenario/facts.parquet",
            "data/scenario/probes.parquet", "data/scenario/manifest.json",
            "data/fact_records.parquet", "data/index.parquet", "data/outcomes.parquet",
-           "data/stored.parquet", "data/audit.parquet", "reports/report.md", "reports/metrics.json"]
+           "data/stored.parquet", "data/audit.parquet", "reports/report.md",
+           "reports/metrics.json", "reports/summary.json", "reports/multiseed.json", "reports/plots/cost_quality.json",
+           "reports/plots/outcomes.json", "reports/plots/by_day.json",
+           "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
+           "reports/plots/by_day.svg"]
+COMMITTED = [name for name in OUTPUTS if name.startswith("reports/")]
 
 
 def sh(cwd: Path, *args: str) -> str:
@@ -74,19 +79,59 @@ def test_metrics_hold_the_articles_timeline_rows(clone, first_run):
 
 def test_no_change_rerun_uses_the_cache(clone, first_run):
     output = sh(clone, "dvc", "repro")
-    for stage in ("scenario", "extract", "index", "policies", "report"):
+    for stage in ("scenario", "extract", "index", "policies", "multiseed", "plots", "report"):
         assert f"Stage '{stage}' didn't change, skipping" in output
     assert digests(clone) == first_run
 
 
 def test_forced_reruns_are_byte_identical(clone, first_run):
+    """Every stage again, plots and multi-seed file included: the same bytes as the cold run."""
     sh(clone, "dvc", "repro", "--force")
-    second = digests(clone)
-    sh(clone, "dvc", "repro", "--force")
-    assert digests(clone) == second == first_run
+    assert digests(clone) == first_run
 
 
 def test_committed_report_matches_a_fresh_run(repo_root, clone, first_run):
     """reports/ in git is what the pipeline writes: regenerate and commit after changes."""
-    for name in ("reports/report.md", "reports/metrics.json"):
+    for name in COMMITTED:
         assert (repo_root / name).read_bytes() == (clone / name).read_bytes(), name
+
+
+def test_exp_show_metrics_are_the_flat_summary(clone, first_run):
+    """Only summary.json is a DVC metric: six legible numbers per policy."""
+    shown = json.loads(_stdout(clone, "dvc", "metrics", "show", "--json"))
+    files = next(iter(shown.values()))["data"]
+    assert list(files) == ["reports/summary.json"]
+    summary = files["reports/summary.json"]["data"]
+    assert summary["profile"]["current_only"] == 74
+    assert summary["full_transcript"]["conflict"] == 24
+    assert summary["session_buffer"]["stale_or_missing"] == 72
+
+
+def test_dvc_plots_show_renders_the_three_plots(clone, first_run, tmp_path):
+    sh(clone, "dvc", "plots", "show", "-o", str(tmp_path / "plots"))
+    html = (tmp_path / "plots/index.html").read_text()
+    for name in ("cost_quality.json", "outcomes.json", "by_day.json"):
+        assert name in html
+    assert '"type": "log"' in html or '"type":"log"' in html
+
+
+def _stdout(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PYTHONPATH": str(cwd / "stages")}
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+                          check=True)
+    return done.stdout
+
+
+def test_remeasure_reruns_from_scratch_and_finds_nothing_changed(clone, first_run):
+    """Last in this module: it dates params.yaml. The real `dvc repro --force
+    --no-run-cache` reruns every stage; same code and inputs give no metric change."""
+    sh(clone, "git", "add", "-A")  # the first run's reports and dvc.lock are the baseline
+    sh(clone, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "baseline")
+    output = sh(clone, "membench", "remeasure", "--today", "2027-12-02", "--summary", "s.md")
+    for stage in ("corpus", "scenario", "policies", "multiseed", "plots", "report"):
+        assert f"Running stage '{stage}'" in output
+    assert 'measured: "2027-12-02"' in (clone / "params.yaml").read_text()
+    summary = (clone / "s.md").read_text()
+    assert "No metric changed." in summary
+    assert "No change in OS" in summary
+    assert "2027-12-02" in (clone / "reports/report.md").read_text()

@@ -9,7 +9,10 @@ from membench.stages.bench import bench
 from membench.stages.corpus import corpus
 from membench.stages.extract import extract
 from membench.stages.index import index
+from membench.stages.multiseed import multiseed
+from membench.stages.plots import plots
 from membench.stages.policies import policies
+from membench.stages.remeasure import remeasure
 from membench.stages.report import report
 from membench.stages.scenario import scenario
 
@@ -20,7 +23,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for command in (corpus, scenario, extract, index, policies, report, bench):
+for command in (corpus, scenario, extract, index, policies, multiseed, plots, report, bench,
+                remeasure):
     app.command(command.__name__)(command)
 app.command("memory-tool")(memory_tool)
 

@@ -41,11 +41,18 @@ class ScenarioParams:
 
 
 @dataclass(frozen=True)
+class MultiseedParams:
+    seeds: tuple[int, ...]  # the multi-seed stage's seeds, in report order
+    workers: int  # processes that run seeds side by side
+
+
+@dataclass(frozen=True)
 class Params:
     scenario: ScenarioParams
     extractor: str
     policies: PolicySettings
     measured: str  # ISO date of the measurement, an input so reruns stay byte-identical
+    multiseed: MultiseedParams
 
 
 def _table(name: str, value: Any, keys: set[str]) -> dict:
@@ -75,7 +82,8 @@ def _str(name: str, value: Any) -> str:
 
 
 def parse_params(data: Any, known_extractors: set[str]) -> Params:
-    top = _table("params", data, {"scenario", "extract", "policies", "report"})
+    top = _table("params", data, {"scenario", "extract", "policies", "report",
+                                       "multiseed"})
     s = _table("scenario", top["scenario"], {"file", "seed", "sessions", "exchanges_per_session",
                                              "probe_days", "lines_per_reply", "corpus"})
     c = _table("scenario.corpus", s["corpus"], {"dir", "glob", "exclude"})
@@ -128,7 +136,18 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
         dt.date.fromisoformat(_str("report.measured", measured))
     except ValueError:
         raise ParamsError(f"report.measured: expected a date YYYY-MM-DD, got {measured!r}") from None
-    return Params(scenario, extractor, policies, measured)
+    return Params(scenario, extractor, policies, measured, _multiseed(top["multiseed"]))
+
+
+def _multiseed(value: Any) -> MultiseedParams:
+    m = _table("multiseed", value, {"seeds", "workers"})
+    seeds = m["seeds"]
+    if not isinstance(seeds, list) or not seeds:
+        raise ParamsError("multiseed.seeds: expected a non-empty list of seeds")
+    checked = tuple(_int("multiseed.seeds", seed, 0) for seed in seeds)
+    if len(set(checked)) != len(checked):
+        raise ParamsError(f"multiseed.seeds: repeated seed in {list(checked)}")
+    return MultiseedParams(checked, _int("multiseed.workers", m["workers"], 1))
 
 
 def load_params(path: Path, known_extractors: set[str]) -> Params:

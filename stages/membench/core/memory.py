@@ -35,17 +35,21 @@ class Memory:
         self.exchanges: tuple[Exchange, ...] = scenario.exchanges_through(day)
         self.records = records_through(records, day)
         self._indexes = indexes
+        self._documents: dict[str, tuple[Document, ...]] = {}
 
     @cached_property
     def _extracted(self) -> dict[int, str]:
         return {r.exchange_index: r.key for r in self.records}
 
     def documents(self, store: str) -> list[Document]:
-        try:
-            build = STORES[store]
-        except KeyError:
-            raise KeyError(f"unknown store {store!r}; known: {', '.join(STORES)}") from None
-        return build(self)
+        """The store's documents, built once per day (every probe of the day reads them)."""
+        if store not in self._documents:
+            try:
+                build = STORES[store]
+            except KeyError:
+                raise KeyError(f"unknown store {store!r}; known: {', '.join(STORES)}") from None
+            self._documents[store] = tuple(build(self))
+        return list(self._documents[store])
 
     def lines(self, store: str) -> list[str]:
         return [document.text for document in self.documents(store)]

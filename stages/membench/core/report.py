@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from membench.core.audit import VOCABULARY, AuditRow
 from membench.core.bench import BenchResult, OutcomeRow
 from membench.core.model import Exchange
+from membench.core.multiseed import Counts
+from membench.core.seeds_report import seeds_section
 from membench.core.summary import (
     FORMS,
     combined_rows,
@@ -31,6 +33,8 @@ class ReportInputs:
     article: Mapping  # data/article.toml
     trace_fact: str
     audit: Sequence[AuditRow] = ()
+    multiseed: Mapping[int, Counts] | None = None  # seed -> counts, from the multiseed stage
+    images: Sequence[tuple[str, str]] = ()  # (caption, path relative to the report)
 
 
 class _Counts:
@@ -288,6 +292,11 @@ def render_report(inputs: ReportInputs) -> str:
         "## Findings",
         "\n\n".join(f"{i}. {text}" for i, text in enumerate(_findings(inputs, counts), 1)),
     ]
+    if inputs.multiseed:
+        parts += seeds_section(inputs.result, list(inputs.labels), m["seed"], inputs.multiseed)
+    if inputs.images:
+        parts += ["## Charts", "\n\n".join(f"![{caption}]({path})"
+                                             for caption, path in inputs.images)]
     return "\n\n".join(parts) + "\n"
 
 

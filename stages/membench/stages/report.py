@@ -1,4 +1,5 @@
-"""Stage report: writes reports/report.md and reports/metrics.json from the outcomes."""
+"""Stage report: writes reports/report.md, reports/summary.json (the DVC metric) and
+reports/metrics.json (every count, not a DVC metric) from the outcomes."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from typing import Annotated
 import typer
 
 from membench import environment
+from membench.core.metrics import detailed, summary
+from membench.core.multiseed import counts_from_json
 from membench.core.report import ReportInputs, render_report
-from membench.core.summary import stored_tokens, summarize
 from membench.core.tokenizer import O200K_SHA256
 from membench.outputs import staged_outputs
 from membench.policy_set import build_policies
@@ -32,24 +34,22 @@ from membench.stages.common import (
     read_parquet,
     read_scenario,
 )
+from membench.stages.multiseed import MULTISEED_PATH
 from membench.tables import audit_from_table, result_from_tables
 
 ARTICLE_PATH = Path("data/article.toml")
 REPORT_PATH = Path("reports/report.md")
 METRICS_PATH = Path("reports/metrics.json")
+SUMMARY_PATH = Path("reports/summary.json")
+# The plots stage writes these; the report links them (paths relative to reports/).
+IMAGES = (("Cost versus quality", "plots/cost_quality.svg"),
+          ("Outcomes per policy and form", "plots/outcomes.svg"),
+          ("Outcomes per checkpoint day", "plots/by_day.svg"))
 TRACE_FACT = "node_version"
+MultiseedFile = Annotated[Path, typer.Option("--multiseed", help="Multi-seed counts (JSON).")]
 ArticleFile = Annotated[Path, typer.Option("--article", help="The article's published table.")]
-MetricsFile = Annotated[Path, typer.Option("--metrics", help="Metrics (JSON).")]
-
-
-def metrics(result, policy_ids: list[str], last_day: int) -> dict:
-    """Per policy and form: outcome counts and mean injected tokens; stored tokens per policy."""
-    data: dict[str, dict] = {}
-    for s in summarize(result, policy_ids):
-        entry = data.setdefault(s.policy, {"stored_tokens": stored_tokens(result, s.policy,
-                                                                          last_day)})
-        entry[s.form] = {**s.counts, "mean_injected_tokens": round(s.mean_injected_tokens, 1)}
-    return data
+MetricsFile = Annotated[Path, typer.Option("--metrics", help="Detailed metrics (JSON).")]
+SummaryFile = Annotated[Path, typer.Option("--summary", help="DVC metric (JSON).")]
 
 
 def header(p, manifest: dict) -> list[tuple[str, str]]:
@@ -72,8 +72,9 @@ def header(p, manifest: dict) -> list[tuple[str, str]]:
 def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR,
            outcomes: OutcomesFile = OUTCOMES_PATH, stored: StoredFile = STORED_PATH,
            article: ArticleFile = ARTICLE_PATH, out: OutFile = REPORT_PATH,
-           metrics_out: MetricsFile = METRICS_PATH, audit: AuditFile = AUDIT_PATH) -> None:
-    """Write the Markdown report and the metrics file."""
+           metrics_out: MetricsFile = METRICS_PATH, summary_out: SummaryFile = SUMMARY_PATH,
+           multiseed: MultiseedFile = MULTISEED_PATH, audit: AuditFile = AUDIT_PATH) -> None:
+    """Write the Markdown report, the summary metric and the detailed metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
     built = read_scenario(scenario)
@@ -83,12 +84,14 @@ def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DI
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise ValueError(f"cannot read the article's table {article}: {error}") from None
     labels = {policy.id: policy.label for policy in build_policies(p.policies)}
+    per_seed = counts_from_json(read_json(multiseed), list(labels))
     text = render_report(ReportInputs(
         header=header(p, manifest), manifest=manifest, labels=labels, result=result,
         exchanges=built.exchanges, article=published, trace_fact=TRACE_FACT,
-        audit=audit_from_table(read_parquet(audit)),
+        multiseed=per_seed, images=IMAGES, audit=audit_from_table(read_parquet(audit)),
     ))
     with staged_outputs() as outputs:
         outputs.text(out, text)
-        outputs.json(metrics_out, metrics(result, list(labels), max(manifest["probe_days"])))
-    typer.echo(f"report: wrote {out} and {metrics_out}", err=True)
+        outputs.json(metrics_out, detailed(result, list(labels), max(manifest["probe_days"])))
+        outputs.json(summary_out, summary(result, list(labels)))
+    typer.echo(f"report: wrote {out}, {summary_out} and {metrics_out}", err=True)

@@ -1,0 +1,86 @@
+"""The bench over many seeds: one seed's row can be an accident of which filler lines were
+drawn, so the same scenario shape is rebuilt per seed and the outcome counts compared.
+
+Tokens are not counted here (the multi-seed table holds outcome counts only), which keeps
+one seed at about a second of pure computation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from membench.core.bench import run_bench
+from membench.core.extract import EXTRACTORS
+from membench.core.policies import PolicySettings, build_policies
+from membench.core.scenario import CorpusFile, ScenarioShape, build_scenario
+from membench.core.scoring import Outcome
+from membench.core.spec import ScenarioSpec
+from membench.core.summary import summarize
+
+# {policy: {form: {outcome: count}}}
+Counts = dict[str, dict[str, dict[str, int]]]
+
+
+@dataclass(frozen=True)
+class SeedInputs:
+    """Everything one seed's run needs besides the seed itself."""
+    spec: ScenarioSpec
+    corpus: tuple[CorpusFile, ...]
+    shape: ScenarioShape
+    settings: PolicySettings
+    extractor: str
+
+
+def _no_tokens(_: str) -> int:
+    return 0
+
+
+def counts_for_seed(inputs: SeedInputs, seed: int) -> Counts:
+    scenario = build_scenario(inputs.spec, inputs.corpus, replace(inputs.shape, seed=seed))
+    records = EXTRACTORS[inputs.extractor](scenario)
+    policies = build_policies(inputs.settings)
+    result = run_bench(scenario, records, policies, _no_tokens)
+    counts: Counts = {}
+    for s in summarize(result, [p.id for p in policies]):
+        counts.setdefault(s.policy, {})[s.form] = dict(s.counts)
+    return counts
+
+
+@dataclass(frozen=True)
+class Spread:
+    policy: str
+    form: str
+    outcome: str
+    mean: float
+    low: int
+    high: int
+
+
+def spread(per_seed: Sequence[Counts]) -> list[Spread]:
+    """Mean, min and max of every outcome count over the seeds, in the first seed's order."""
+    if not per_seed:
+        raise ValueError("multiseed.seeds: no seed to summarize")
+    rows = []
+    for policy, forms in per_seed[0].items():
+        for form in forms:
+            for outcome in (o.value for o in Outcome):
+                values = [c[policy][form][outcome] for c in per_seed]
+                rows.append(Spread(policy, form, outcome, round(sum(values) / len(values), 2),
+                                   min(values), max(values)))
+    return rows
+
+
+def counts_from_json(data: Mapping, policy_ids: Sequence[str]) -> dict[int, Counts]:
+    """The multiseed stage's file, seed -> counts, in the order the seeds were listed."""
+    try:
+        per_seed = {int(entry["seed"]): entry["counts"] for entry in data["runs"]}
+    except (KeyError, TypeError, ValueError):
+        raise ValueError("the multi-seed file is malformed: rerun the multiseed stage") from None
+    for seed, counts in per_seed.items():
+        if set(counts) != set(policy_ids):
+            raise ValueError(f"the multi-seed counts for seed {seed} are for other policies: "
+                             "rerun the multiseed stage")
+    if not per_seed:
+        raise ValueError("the multi-seed file holds no seed: rerun the multiseed stage")
+    # JSON files are written with sorted keys; give the counts back in report row order.
+    return {seed: {p: counts[p] for p in policy_ids} for seed, counts in per_seed.items()}

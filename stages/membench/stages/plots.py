@@ -1,0 +1,51 @@
+"""Stage plots: JSON plot data for `dvc plots show` and the same charts as SVG for the
+report, all under reports/plots/ (kept in git, so the report's images render on GitHub)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from membench.core import plots as data
+from membench.core import svg
+from membench.core.policies import build_policies
+from membench.outputs import staged_outputs
+from membench.stages.common import (
+    OUTCOMES_PATH,
+    PARAMS_FILE,
+    STORED_PATH,
+    OutcomesFile,
+    ParamsFile,
+    StoredFile,
+    fails_cleanly,
+    read_params,
+    read_parquet,
+)
+from membench.tables import result_from_tables
+
+PLOTS_DIR = Path("reports/plots")
+PlotsDir = Annotated[Path, typer.Option("--out", help="Directory for plot data and SVGs.")]
+
+
+@fails_cleanly
+def plots(params: ParamsFile = PARAMS_FILE, outcomes: OutcomesFile = OUTCOMES_PATH,
+          stored: StoredFile = STORED_PATH, out: PlotsDir = PLOTS_DIR) -> None:
+    """Write the cost/quality, outcome-bar and per-day chart data and SVGs."""
+    p = read_params(params)
+    result = result_from_tables(read_parquet(outcomes), read_parquet(stored))
+    ids = [policy.id for policy in build_policies(p.policies)]
+    points, bars, days = (data.cost_quality(result, ids), data.outcome_bars(result, ids),
+                          data.by_day(result, ids))
+    if not points:
+        raise ValueError(f"{outcomes} holds no outcome: rerun the policies stage")
+    probes = sum(1 for r in result.outcomes if r.policy == ids[0] and r.form == "literal")
+    with staged_outputs() as outputs:
+        outputs.json(out / "cost_quality.json", points)
+        outputs.json(out / "outcomes.json", bars)
+        outputs.json(out / "by_day.json", days)
+        outputs.text(out / "cost_quality.svg", svg.cost_quality_svg(points, probes))
+        outputs.text(out / "outcomes.svg", svg.outcome_bars_svg(bars))
+        outputs.text(out / "by_day.svg", svg.by_day_svg(days))
+    typer.echo(f"plots: wrote 3 charts under {out}", err=True)

@@ -1,0 +1,111 @@
+"""The README's sweeps in a temporary clone: a queued seed sweep run by two queue workers,
+a top-k and a session-count experiment, then `dvc exp show --json` with the summary's
+columns. Two multi-seed seeds in the clone keep each experiment short."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+GIT = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
+
+
+def sh(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PYTHONPATH": str(cwd / "stages"),
+           # experiments are git commits: give them an author where none is configured (CI)
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def sweep(repo_root, tmp_path_factory) -> list[dict]:
+    """Runs the sweeps as the README does; returns every experiment's data from exp show."""
+    clone = tmp_path_factory.mktemp("sweep")
+    tracked = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"],
+                             cwd=repo_root, capture_output=True, check=True).stdout.decode()
+    for name in filter(None, tracked.split("\0")):
+        if (repo_root / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(repo_root / name, clone / name)
+    params = clone / "params.yaml"
+    text = params.read_text()
+    start = text.index("  seeds: [")
+    params.write_text(text.replace(text[start:text.index("]", start) + 1], "  seeds: [42, 1]"))
+    sh(clone, "git", "init", "-q")
+    sh(clone, "git", "add", "-A")
+    sh(clone, *GIT, "commit", "-qm", "clone")  # experiments need a commit to start from
+    try:
+        sh(clone, "dvc", "exp", "run", "--queue", "-S", "scenario.seed=range(1,3)")
+        sh(clone, "dvc", "exp", "run", "--queue", "-n", "topk10",
+           "-S", "policies.retrieval_top_k=10")
+        sh(clone, "dvc", "exp", "run", "--queue", "-n", "sessions40",
+           "-S", "scenario.sessions=40", "-S", "scenario.probe_days=[10,20,40]")
+        sh(clone, "dvc", "queue", "start", "-j", "2")
+        deadline = time.monotonic() + 540
+        while time.monotonic() < deadline:
+            status = sh(clone, "dvc", "queue", "status")
+            if "Queued" not in status and "Running" not in status:
+                break
+            time.sleep(2)
+        assert "Failed" not in status, sh(clone, "dvc", "queue", "logs", "sessions40")
+    finally:
+        subprocess.run(["dvc", "queue", "stop"], cwd=clone, capture_output=True, check=False)
+    shown = json.loads(sh(clone, "dvc", "exp", "show", "--json"))
+    experiments = []
+    for entry in shown:
+        for exp in entry.get("experiments") or []:
+            for rev in exp["revs"]:
+                experiments.append({"name": rev["name"], **rev["data"]})
+    return experiments
+
+
+def _summary(exp: dict) -> dict:
+    return exp["metrics"]["reports/summary.json"]["data"]
+
+
+def _params(exp: dict) -> dict:
+    return exp["params"]["params.yaml"]["data"]
+
+
+def test_every_queued_experiment_ran(sweep):
+    assert len(sweep) == 4
+    seeds = sorted(_params(e)["scenario"]["seed"] for e in sweep)
+    assert seeds == [1, 2, 42, 42]
+
+
+def test_exp_show_has_the_flat_summary_columns(sweep):
+    for exp in sweep:
+        summary = _summary(exp)
+        assert summary["profile"]["current_only"] > 0
+        assert set(summary["bm25_transcript"]) == {"current_only", "conflict",
+                                                   "stale_or_missing", "leaked",
+                                                   "tokens_literal", "tokens_paraphrase"}
+        assert "reports/metrics.json" not in exp["metrics"]
+
+
+def test_the_swept_params_move_the_metrics(sweep):
+    by_name = {e["name"]: e for e in sweep}
+    topk, sessions = by_name["topk10"], by_name["sessions40"]
+    seeds = [e for e in sweep if e["name"] not in ("topk10", "sessions40")]
+    assert _params(topk)["policies"]["retrieval_top_k"] == 10
+    assert _params(topk)["scenario"]["sessions"] == 30  # queued runs start from HEAD
+    assert _params(sessions)["scenario"]["probe_days"] == [10, 20, 40]
+    # A wider top-k injects more text per probe.
+    assert _summary(topk)["bm25_transcript"]["tokens_literal"] > \
+        max(_summary(e)["bm25_transcript"]["tokens_literal"] for e in seeds)
+    # Seeds draw other filler code: the transcript's size (and tokens) differ.
+    assert len({_summary(e)["full_transcript"]["tokens_literal"] for e in seeds}) == 2
+    # 40 sessions: a longer transcript by the last probe day.
+    assert _summary(sessions)["full_transcript"]["tokens_literal"] > \
+        max(_summary(e)["full_transcript"]["tokens_literal"] for e in seeds)
