@@ -132,7 +132,9 @@ def load_model(model_id: str = DEFAULT_MODEL_ID) -> EmbeddingModel:
     # at max_seq_length instead, and we batch equal lengths so never pad.
     tokenizer.enable_truncation(max_length=max_seq_length)
     tokenizer.no_padding()
-    encoder = BertModel.from_pretrained(str(path), local_files_only=True, attn_implementation="sdpa")
+    encoder = BertModel.from_pretrained(
+        str(path), local_files_only=True, attn_implementation="sdpa"
+    )
     encoder.eval()
     return EmbeddingModel(
         model_id=model_id,
