@@ -40,7 +40,11 @@ def cosine_top_k(query_vec: np.ndarray, doc_matrix: np.ndarray, k: int) -> list[
     query = np.asarray(query_vec, dtype=np.float64).reshape(-1)
     if query.shape[0] != docs.shape[1]:
         raise ValueError(f"query has {query.shape[0]} dimensions, documents have {docs.shape[1]}")
-    scores = _unit_rows(docs) @ _unit_rows(query)
+    return _best_first(_unit_rows(docs) @ _unit_rows(query), k)
+
+
+def _best_first(scores: np.ndarray, k: int) -> list[int]:
+    # Stable sort on the negated score: ties keep the earlier document first.
     order = np.argsort(-scores, kind="stable")
     return [int(i) for i in order[:k]]
 
@@ -57,11 +61,19 @@ class DenseIndex:
         self._unit_vectors = _unit_rows(vectors)
 
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
+        """Cosine similarity of the query to every document, in document order."""
         query = np.asarray(query_vector, dtype=np.float64).reshape(-1)
+        if query.shape[0] != self._unit_vectors.shape[1]:
+            raise ValueError(
+                f"query has {query.shape[0]} dimensions, documents have "
+                f"{self._unit_vectors.shape[1]}"
+            )
         return self._unit_vectors @ _unit_rows(query)
 
     def top_k(self, query_vector: np.ndarray, k: int) -> list[int]:
-        return cosine_top_k(query_vector, self._unit_vectors, k)
+        """Same contract as cosine_top_k: always min(k, size) indices, best first."""
+        _check_k(k)
+        return _best_first(self.scores(query_vector), k)
 
 
 def rrf_scores(rankings: Sequence[Sequence[int]], k: int = 60) -> dict[int, float]:
