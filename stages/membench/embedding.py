@@ -166,12 +166,15 @@ def embed(
     model: EmbeddingModel,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool = False,
+    threads: int = EMBED_THREADS,
 ) -> np.ndarray:
     """Unit-length float32 vectors, one row per text, same bytes on every run.
 
     Mean of the last hidden states over all tokens (including [CLS]/[SEP], as
-    sentence-transformers does), then L2-normalised. torch runs with a fixed thread
-    count, in inference mode; the caller's thread setting is restored afterwards.
+    sentence-transformers does), then L2-normalised. torch runs in inference mode
+    with `threads` threads (the caller's setting is restored afterwards); the
+    thread count is fixed rather than taken from the machine so it can never be
+    what makes two runs differ.
     """
     import torch
     from tqdm.auto import tqdm
@@ -183,7 +186,7 @@ def embed(
     token_ids = [encoding.ids for encoding in encodings]
     batches = equal_length_batches([len(ids) for ids in token_ids], batch_size)
     previous_threads = torch.get_num_threads()
-    torch.set_num_threads(EMBED_THREADS)
+    torch.set_num_threads(threads)
     bar = tqdm(total=len(texts), desc="embedding", unit="text", disable=not progress)
     try:
         with torch.inference_mode():
