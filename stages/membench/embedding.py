@@ -172,9 +172,9 @@ def embed(
 
     Mean of the last hidden states over all tokens (including [CLS]/[SEP], as
     sentence-transformers does), then L2-normalised. torch runs in inference mode
-    with `threads` threads (the caller's setting is restored afterwards); the
-    thread count is fixed rather than taken from the machine so it can never be
-    what makes two runs differ.
+    with `threads` threads (the caller's setting is restored afterwards). The
+    thread count can change the last bit of short texts' vectors, so it is fixed
+    rather than taken from the machine: keep the default for reproducible bytes.
     """
     import torch
     from tqdm.auto import tqdm
