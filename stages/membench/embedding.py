@@ -7,10 +7,11 @@ Rather than sentence-transformers' encode(), membench.bert_encoder runs the BERT
 forward pass in plain torch: the same tokenizer, truncation, mean pooling and
 normalisation (vectors agree within ~2e-7) without importing sentence-transformers
 or transformers (several seconds and ~250 MB on a cold start).
-Texts are batched only with texts of the same token length, so there is no
-padding: no compute is wasted on pad tokens, and each text's vector comes out of
-the same arithmetic whatever it is batched with, so bytes do not depend on batch
-size or text order. torch is imported lazily: importing this module is cheap.
+Texts are batched only with texts of the same token length, so nothing is
+padded: no compute goes to pad tokens and no attention mask is needed, and a
+text's vector does not depend on what it is batched with (the tests check that
+bytes match across batch sizes and orders). torch is imported lazily, inside
+load_model and embed, so importing this module is cheap.
 """
 
 from __future__ import annotations
