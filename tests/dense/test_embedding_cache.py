@@ -1,0 +1,101 @@
+"""Cache hits, misses and the Parquet round trip, with a fake embedder (no model)."""
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from membench.core.embedding_cache import (
+    CACHE_SCHEMA,
+    VECTOR_DIMENSION,
+    EmbeddingCache,
+    load_cache,
+    save_cache,
+    text_sha256,
+)
+
+MODEL = "test/model"
+
+
+class CountingEmbedder:
+    """Deterministic fake vectors; records which texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.array([self.vector(text) for text in texts], dtype=np.float32)
+
+    @staticmethod
+    def vector(text: str) -> np.ndarray:
+        seed = int(text_sha256(text)[:8], 16)
+        return np.random.default_rng(seed).standard_normal(VECTOR_DIMENSION).astype(np.float32)
+
+
+def test_first_call_embeds_each_distinct_text_once():
+    cache, embedder = EmbeddingCache(), CountingEmbedder()
+    vectors = cache.embed(MODEL, ["a", "b", "a"], embedder)
+    assert embedder.calls == [["a", "b"]]
+    assert len(cache) == 2
+    np.testing.assert_array_equal(vectors[0], vectors[2])
+    np.testing.assert_array_equal(vectors[1], CountingEmbedder.vector("b"))
+
+
+def test_unchanged_texts_are_never_embedded_again():
+    cache, embedder = EmbeddingCache(), CountingEmbedder()
+    first = cache.embed(MODEL, ["a", "b"], embedder)
+    second = cache.embed(MODEL, ["b", "c", "a"], embedder)
+    assert embedder.calls == [["a", "b"], ["c"]]
+    np.testing.assert_array_equal(second[[2, 0]], first)
+    cache.embed(MODEL, ["c", "a"], embedder)
+    assert len(embedder.calls) == 2  # all hits: the embedder is not called at all
+
+
+def test_keys_separate_models():
+    cache, embedder = EmbeddingCache(), CountingEmbedder()
+    cache.embed(MODEL, ["a"], embedder)
+    assert cache.missing("other/model", ["a"]) == ["a"]
+    assert cache.get("other/model", "a") is None
+    assert (MODEL, text_sha256("a")) in cache
+
+
+def test_put_rejects_wrong_dimension_and_copies_the_vector():
+    cache = EmbeddingCache()
+    with pytest.raises(ValueError):
+        cache.put(MODEL, "a", np.zeros(3))
+    vector = np.ones(VECTOR_DIMENSION, dtype=np.float32)
+    cache.put(MODEL, "a", vector)
+    vector[0] = 5
+    assert cache.get(MODEL, "a")[0] == 1
+
+
+def test_parquet_round_trip_keeps_vectors_and_schema(tmp_path):
+    cache = EmbeddingCache()
+    cache.embed(MODEL, ["a", "b"], CountingEmbedder())
+    cache.embed("other/model", ["a"], CountingEmbedder())
+    path = tmp_path / "cache" / "embeddings.parquet"
+    save_cache(path, cache)
+    assert pq.read_schema(path).equals(CACHE_SCHEMA)
+    assert pq.read_schema(path).field("vector").type == pa.list_(pa.float32(), 384)
+    loaded = load_cache(path)
+    assert len(loaded) == 3
+    for model_id, text in [(MODEL, "a"), (MODEL, "b"), ("other/model", "a")]:
+        assert loaded.get(model_id, text).tobytes() == cache.get(model_id, text).tobytes()
+    embedder = CountingEmbedder()
+    loaded.embed(MODEL, ["b", "a"], embedder)
+    assert embedder.calls == []
+
+
+def test_equal_caches_write_equal_bytes_whatever_the_insertion_order(tmp_path):
+    forward, backward = EmbeddingCache(), EmbeddingCache()
+    forward.embed(MODEL, ["a", "b", "c"], CountingEmbedder())
+    backward.embed(MODEL, ["c", "b", "a"], CountingEmbedder())
+    save_cache(tmp_path / "f.parquet", forward)
+    save_cache(tmp_path / "b.parquet", backward)
+    assert (tmp_path / "f.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+
+
+def test_missing_file_loads_as_empty_cache_and_empty_cache_round_trips(tmp_path):
+    assert len(load_cache(tmp_path / "absent.parquet")) == 0
+    save_cache(tmp_path / "empty.parquet", EmbeddingCache())
+    assert len(load_cache(tmp_path / "empty.parquet")) == 0
