@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from membench.core.extract import EXTRACTORS
 from membench.inmemory import run_in_memory
 from membench.params import load_params

@@ -1,6 +1,7 @@
 """The rows that follow from the fact timeline alone must match the article exactly."""
 
 import pytest
+
 from membench.core.summary import summarize
 
 FORMS = ("literal", "paraphrase")

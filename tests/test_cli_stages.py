@@ -8,16 +8,19 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from typer.testing import CliRunner
+
 from membench import tables
 from membench.cli import app
 from membench.core.policies import POLICIES
-from typer.testing import CliRunner
 
 runner = CliRunner()
-STAGES = ["corpus", "scenario", "extract", "index", "policies", "multiseed", "plots", "report"]
+STAGES = ["corpus", "scenario", "extract", "index", "embed", "policies", "multiseed", "plots",
+          "report"]
 OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "data/index.parquet", "data/outcomes.parquet", "data/stored.parquet",
-           "data/audit.parquet", "reports/multiseed.json", "reports/plots/cost_quality.json",
+           "data/audit.parquet", "data/embeddings.parquet", "data/embedding_cache.parquet",
+           "reports/multiseed.json", "reports/plots/cost_quality.json",
            "reports/plots/outcomes.json", "reports/plots/by_day.json",
            "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
            "reports/plots/by_day.svg", "reports/report.md", "reports/summary.json",
@@ -109,7 +112,8 @@ def test_stage_outputs_match_the_in_memory_bench(pipeline, default_params):
     params = yaml.safe_load((workspace / "params.yaml").read_text())
     c = params["scenario"]["corpus"]
     scenario = replace(default_params.scenario, corpus=CorpusParams(c["dir"], c["glob"], ()))
-    memory = run_in_memory(replace(default_params, scenario=scenario), root=workspace)
+    memory = run_in_memory(replace(default_params, scenario=scenario), root=workspace,
+                           dense=True)
     staged = tables.result_from_tables(pq.read_table(workspace / "data/outcomes.parquet"),
                                        pq.read_table(workspace / "data/stored.parquet"))
     assert staged == memory.result
@@ -210,3 +214,35 @@ def test_report_refuses_a_multiseed_file_for_other_policies(pipeline, tmp_path, 
     assert result.exit_code == 1
     assert "rerun the multiseed stage" in result.output
     assert not any((tmp_path / n).exists() for n in ("r.md", "m.json", "s.json"))
+
+
+def test_unknown_embedding_model_says_how_to_install(repo_root, small_corpus, tmp_path,
+                                                     monkeypatch):
+    monkeypatch.chdir(make_workspace(repo_root, tmp_path, small_corpus))
+    params = yaml.safe_load((tmp_path / "params.yaml").read_text())
+    params["embedding"]["model"] = "someone/unshipped-model"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    for stage in ("corpus", "scenario", "extract"):
+        assert run(stage).exit_code == 0
+    result = run("embed")
+    assert result.exit_code == 1
+    assert "unshipped-model" in result.output and "pip install" in result.output
+    assert not (tmp_path / "data/embeddings.parquet").exists()
+
+
+def test_policies_without_embeddings_fail_cleanly(pipeline, tmp_path, monkeypatch):
+    workspace, _ = pipeline
+    monkeypatch.chdir(workspace)
+    result = run("policies", "--embeddings", str(tmp_path / "none.parquet"),
+                 "--outcomes", str(tmp_path / "o.parquet"))
+    assert result.exit_code == 1
+    assert "none.parquet is missing" in result.output
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_dense_policies_ran_from_cached_vectors(pipeline):
+    workspace, _ = pipeline
+    outcomes = pq.read_table(workspace / "data/outcomes.parquet").to_pylist()
+    dense = [r for r in outcomes if r["policy"] == "dense_transcript"]
+    assert len(dense) == 80
+    assert all(len(r["retrieved"]) == 5 for r in dense)  # top-k whatever the scores

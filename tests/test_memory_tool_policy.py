@@ -33,8 +33,9 @@ def test_upsert_and_delete_through_the_commands():
 
 
 def test_memory_tool_command_on_the_membench_cli(tmp_path):
-    from membench.cli import app
     from typer.testing import CliRunner
+
+    from membench.cli import app
 
     runner = CliRunner()
     create = '{"command": "create", "path": "/memories/a.md", "file_text": "hi"}'

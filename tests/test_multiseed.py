@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+
 from membench.core.findings import FINDINGS, verdicts
 from membench.core.multiseed import SeedInputs, counts_for_seed, counts_from_json, spread
 from membench.core.seeds_report import default_counts, seeds_section

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.slow
 OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scenario/facts.parquet",
            "data/scenario/probes.parquet", "data/scenario/manifest.json",
            "data/fact_records.parquet", "data/index.parquet", "data/outcomes.parquet",
-           "data/stored.parquet", "data/audit.parquet", "reports/report.md",
+           "data/stored.parquet", "data/audit.parquet", "data/embeddings.parquet",
+           "reports/report.md",
            "reports/metrics.json", "reports/summary.json", "reports/multiseed.json", "reports/plots/cost_quality.json",
            "reports/plots/outcomes.json", "reports/plots/by_day.json",
            "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
@@ -79,7 +80,8 @@ def test_metrics_hold_the_articles_timeline_rows(clone, first_run):
 
 def test_no_change_rerun_uses_the_cache(clone, first_run):
     output = sh(clone, "dvc", "repro")
-    for stage in ("scenario", "extract", "index", "policies", "multiseed", "plots", "report"):
+    for stage in ("scenario", "extract", "index", "embed", "policies", "multiseed", "plots",
+                  "report"):
         assert f"Stage '{stage}' didn't change, skipping" in output
     assert digests(clone) == first_run
 

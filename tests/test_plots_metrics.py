@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
+
 from membench.core import metrics, plots, svg
 from membench.core.summary import combined_rows
 

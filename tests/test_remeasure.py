@@ -11,10 +11,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
 from membench.cli import app
 from membench.core import remeasure as logic
 from membench.stages import remeasure as command
-from typer.testing import CliRunner
 
 runner = CliRunner()
 D = dt.date

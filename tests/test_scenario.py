@@ -1,4 +1,5 @@
 import pytest
+
 from membench.core.model import ExchangeKind
 from membench.core.scenario import (
     CorpusFile,

@@ -1,4 +1,5 @@
 import pytest
+
 from membench.core.model import Deletion, Fact, FactVersion
 from membench.core.scoring import Outcome, outcome
 

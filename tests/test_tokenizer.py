@@ -1,6 +1,8 @@
 import gzip
 
 import pytest
+from tiktoken_ext import openai_public
+
 from membench.core.tokenizer import (
     O200K_PAT_STR,
     O200K_SPECIAL_TOKENS,
@@ -9,7 +11,6 @@ from membench.core.tokenizer import (
     build_encoding,
 )
 from membench.vocabulary import load_token_counter, packaged_vocabulary_path, read_vocabulary
-from tiktoken_ext import openai_public
 
 
 @pytest.fixture(scope="module")

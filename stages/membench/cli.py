@@ -7,6 +7,7 @@ import typer
 from membench.memory_tool.cli import memory_tool
 from membench.stages.bench import bench
 from membench.stages.corpus import corpus
+from membench.stages.embed import embed
 from membench.stages.extract import extract
 from membench.stages.index import index
 from membench.stages.multiseed import multiseed
@@ -23,7 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for command in (corpus, scenario, extract, index, policies, multiseed, plots, report, bench,
+for command in (corpus, scenario, extract, index, embed, policies, multiseed, plots, report, bench,
                 remeasure):
     app.command(command.__name__)(command)
 app.command("memory-tool")(memory_tool)

@@ -6,13 +6,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from membench.core.bench import BenchResult, Progress, run_bench
+from membench.core.embedding_cache import text_sha256
 from membench.core.extract import EXTRACTORS, FactRecord
+from membench.core.indexing import embedding_texts
+from membench.core.memory import IndexCache
 from membench.core.model import Scenario
-from membench.core.policies import Policy
+from membench.core.policies import Policy, policy_needs_embeddings
 from membench.core.scenario import build_scenario
 from membench.corpus import Corpus, read_corpus
 from membench.params import Params
-from membench.policy_set import build_policies
+from membench.policy_set import build_policies, dense_corpora
 from membench.scenario_file import read_scenario_spec
 from membench.vocabulary import load_token_counter
 
@@ -27,13 +30,25 @@ class InMemoryRun:
 
 
 def run_in_memory(params: Params, root: Path = Path("."), vocabulary: Path | None = None,
-                  progress: Progress | None = None) -> InMemoryRun:
+                  progress: Progress | None = None, dense: bool = False) -> InMemoryRun:
+    """With dense=False the policies that need embeddings are left out (no torch, fast)."""
     s = params.scenario
     counter = load_token_counter(vocabulary)
     spec = read_scenario_spec(root / s.file)
     corpus = read_corpus(s.corpus.dir, s.corpus.glob, list(s.corpus.exclude))
     scenario = build_scenario(spec, corpus.files, s.shape())
     records = EXTRACTORS[params.extractor](scenario)
-    policies = build_policies(params.policies)
-    result = run_bench(scenario, records, policies, counter.count, progress=progress)
+    policies = build_policies(params.policies,
+                              lambda policy_id: dense or not policy_needs_embeddings(policy_id))
+    vectors = None
+    if dense:
+        from membench import embedding
+
+        texts = embedding_texts(scenario, records, dense_corpora(policies))
+        model = embedding.load_model(params.embedding.model)
+        matrix = embedding.embed(texts, model, batch_size=params.embedding.batch_size,
+                                 progress=progress is not None)
+        vectors = {text_sha256(text): row for text, row in zip(texts, matrix, strict=True)}
+    result = run_bench(scenario, records, policies, counter.count,
+                       IndexCache(vectors=vectors), progress=progress)
     return InMemoryRun(corpus, scenario, records, policies, result)

@@ -47,12 +47,19 @@ class MultiseedParams:
 
 
 @dataclass(frozen=True)
+class EmbeddingParams:
+    model: str  # model id; its weights must ship in an installed package (offline)
+    batch_size: int
+
+
+@dataclass(frozen=True)
 class Params:
     scenario: ScenarioParams
     extractor: str
     policies: PolicySettings
     measured: str  # ISO date of the measurement, an input so reruns stay byte-identical
     multiseed: MultiseedParams
+    embedding: EmbeddingParams
 
 
 def _table(name: str, value: Any, keys: set[str]) -> dict:
@@ -83,7 +90,7 @@ def _str(name: str, value: Any) -> str:
 
 def parse_params(data: Any, known_extractors: set[str]) -> Params:
     top = _table("params", data, {"scenario", "extract", "policies", "report",
-                                       "multiseed"})
+                                       "multiseed", "embedding"})
     s = _table("scenario", top["scenario"], {"file", "seed", "sessions", "exchanges_per_session",
                                              "probe_days", "lines_per_reply", "corpus"})
     c = _table("scenario.corpus", s["corpus"], {"dir", "glob", "exclude"})
@@ -136,7 +143,14 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
         dt.date.fromisoformat(_str("report.measured", measured))
     except ValueError:
         raise ParamsError(f"report.measured: expected a date YYYY-MM-DD, got {measured!r}") from None
-    return Params(scenario, extractor, policies, measured, _multiseed(top["multiseed"]))
+    return Params(scenario, extractor, policies, measured, _multiseed(top["multiseed"]),
+                  _embedding(top["embedding"]))
+
+
+def _embedding(value: Any) -> EmbeddingParams:
+    e = _table("embedding", value, {"model", "batch_size"})
+    return EmbeddingParams(_str("embedding.model", e["model"]),
+                           _int("embedding.batch_size", e["batch_size"], 1))
 
 
 def _multiseed(value: Any) -> MultiseedParams:

@@ -6,6 +6,6 @@ core (the memory-tool profile writes real files) runs everywhere."""
 from __future__ import annotations
 
 import membench.memory_tool.policy  # noqa: F401  (registers memory_tool_profile)
-from membench.core.policies import build_policies, retrieval_corpora
+from membench.core.policies import build_policies, dense_corpora, retrieval_corpora
 
-__all__ = ["build_policies", "retrieval_corpora"]
+__all__ = ["build_policies", "dense_corpora", "retrieval_corpora"]

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 from membench.core.dense import DenseIndex, cosine_top_k, reciprocal_rank_fusion, rrf_scores
 
 DOCS = np.array(

@@ -4,6 +4,7 @@ import importlib
 
 import numpy as np
 import pytest
+
 from membench import embedding
 from membench.core.dense import DenseIndex
 from membench.embedding import (

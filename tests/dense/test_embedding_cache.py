@@ -4,14 +4,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
 from membench.core.embedding_cache import (
     CACHE_SCHEMA,
     VECTOR_DIMENSION,
     EmbeddingCache,
-    load_cache,
-    save_cache,
     text_sha256,
 )
+from membench.embedding_files import load_cache, save_cache
 
 MODEL = "test/model"
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from membench.memory_tool import MemoryToolHandler
 
 SECRET = "SECRET: do not touch\n"

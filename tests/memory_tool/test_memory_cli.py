@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import typer
-from membench.memory_tool.cli import memory_tool
 from typer.testing import CliRunner
+
+from membench.memory_tool.cli import memory_tool
 
 app = typer.Typer()
 app.command("memory-tool")(memory_tool)

@@ -6,6 +6,7 @@ import os
 import stat
 
 import pytest
+
 from membench.memory_tool import MemoryToolError, MemoryToolHandler, tool_definition
 
 

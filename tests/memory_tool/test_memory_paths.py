@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from membench.memory_tool import MemoryToolError, parse_memory_path, resolve_memory_path
 
 ARTICLE_CASES = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 from conftest import Sandbox, make_sandbox
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from membench.memory_tool import MemoryToolError, MemoryToolHandler
 
 COMPONENTS = st.one_of(

@@ -11,6 +11,7 @@ import os
 import threading
 
 from conftest import SECRET, Sandbox
+
 from membench.memory_tool import MemoryToolError, MemoryToolHandler
 
 ITERATIONS = 300

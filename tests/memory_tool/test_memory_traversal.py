@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SECRET, Sandbox
+
 from membench.memory_tool import MemoryToolError, MemoryToolHandler
 
 REJECT, INSIDE = "reject", "inside"

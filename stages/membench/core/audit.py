@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from membench.core.extract import FactRecord
 from membench.core.memory import IndexCache, Memory
 from membench.core.model import Scenario
-from membench.core.policies import Policy
+from membench.core.policies import Policy, lexical_index_stores
 from membench.core.text import has, tokens
 
 DOCUMENTS = "documents"
@@ -58,7 +58,7 @@ def run_audit(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
                 documents = memory.documents(store)
                 text = "\n".join(d.text for d in documents)
                 identifying: set[str] | None = None
-                if store in policy.retrieves_from:
+                if store in lexical_index_stores(policy):
                     vocabulary = indexes.get(store, day, documents).vocabulary
                     elsewhere = {t for d in documents if d.source not in deleted_sources
                                  for t in tokens(d.text)}

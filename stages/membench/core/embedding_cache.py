@@ -10,13 +10,10 @@ different weights may ever share one id.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 VECTOR_DIMENSION = 384
 CACHE_SCHEMA = pa.schema(
@@ -83,6 +80,19 @@ class EmbeddingCache:
             matrix[row] = self._vectors[(model_id, text_sha256(text))]
         return matrix
 
+    def subset(self, model_id: str, texts: Sequence[str]) -> EmbeddingCache:
+        """A cache holding only these texts' vectors (all must be present)."""
+        part = EmbeddingCache()
+        for text in texts:
+            digest = text_sha256(text)
+            part._put_key(model_id, digest, self._vectors[(model_id, digest)])
+        return part
+
+    def vectors(self, model_id: str) -> dict[str, np.ndarray]:
+        """Text SHA-256 -> vector, for one model."""
+        return {digest: vector for (model, digest), vector in self._vectors.items()
+                if model == model_id}
+
     def to_table(self) -> pa.Table:
         """Rows sorted by key, so equal caches serialise to equal bytes."""
         keys = sorted(self._vectors)
@@ -111,20 +121,3 @@ class EmbeddingCache:
         for model_id, digest, vector in zip(model_ids, digests, vectors, strict=True):
             cache._put_key(model_id, digest, vector)
         return cache
-
-
-def load_cache(path: Path | str) -> EmbeddingCache:
-    """The cache stored at path, or an empty one if the file does not exist yet."""
-    path = Path(path)
-    if not path.exists():
-        return EmbeddingCache()
-    return EmbeddingCache.from_table(pq.read_table(path, schema=CACHE_SCHEMA))
-
-
-def save_cache(path: Path | str, cache: EmbeddingCache) -> None:
-    """Write atomically (temp file then rename), so a killed run leaves the old cache."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    pq.write_table(cache.to_table(), temporary)
-    os.replace(temporary, path)

@@ -21,3 +21,16 @@ def tokenized_corpora(scenario: Scenario, records: Sequence[FactRecord],
             for position, document in enumerate(memory.documents(store)):
                 entries.append((store, day, position, document.source, tokens(document.text)))
     return entries
+
+
+def embedding_texts(scenario: Scenario, records: Sequence[FactRecord],
+                    stores: Sequence[str]) -> list[str]:
+    """Every document a dense policy can see on a probe day, then every probe question;
+    each text once, in first-seen order."""
+    texts: dict[str, None] = {}
+    for day in scenario.probe_days:
+        memory = Memory(scenario, records, day, IndexCache())
+        for store in stores:
+            texts.update(dict.fromkeys(memory.lines(store)))
+    texts.update(dict.fromkeys(probe.question for probe in scenario.probes))
+    return list(texts)

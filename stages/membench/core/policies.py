@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from membench.core.memory import Document, Memory
+from membench.core.memory import STEMMED, Document, Memory
 
 
 @dataclass(frozen=True)
@@ -109,9 +109,10 @@ class Profile(Policy):
 
 
 class _Retrieval(Policy):
-    """Top-k BM25 over one store, optionally after the whole profile."""
+    """Top-k search over one store, optionally after the whole profile."""
 
     corpus: ClassVar[str]
+    search: ClassVar[str] = "bm25"  # bm25, bm25_stemmed, dense or hybrid
     with_profile: ClassVar[bool] = False
     _describes: ClassVar[str]
 
@@ -131,7 +132,16 @@ class _Retrieval(Policy):
 
     def inject(self, memory, question):
         prefix = tuple(memory.lines("profile")) if self.with_profile else ()
-        return _retrieved(memory.retrieve(self.corpus, question, self.top_k), prefix)
+        k = self.top_k
+        if self.search == "dense":
+            found = memory.retrieve_dense(self.corpus, question, k)
+        elif self.search == "hybrid":
+            found = memory.retrieve_fused(self.corpus, question, k)
+        elif self.search == "bm25_stemmed":
+            found = memory.retrieve(self.corpus, question, k, STEMMED)
+        else:
+            found = memory.retrieve(self.corpus, question, k)
+        return _retrieved(found, prefix)
 
 
 @register_policy
@@ -166,15 +176,80 @@ class ProfileBm25Unextracted(_Retrieval):
     _describes = "profile + BM25 top-{k}, facts not indexed"
 
 
+# ---- beyond the article: stemming, dense embeddings, and their fusion ----------------
+
+
+@register_policy
+class Bm25StemmedTranscript(_Retrieval):
+    id, stores, corpus, search = "bm25_stemmed_transcript", ("transcript",), "transcript", \
+        "bm25_stemmed"
+    _describes = "BM25 stemmed top-{k} over transcript"
+
+
+@register_policy
+class DenseTranscript(_Retrieval):
+    id, stores, corpus, search = "dense_transcript", ("transcript",), "transcript", "dense"
+    _describes = "dense top-{k} over transcript"
+
+
+@register_policy
+class DenseFactLog(_Retrieval):
+    id, stores, corpus, search = "dense_fact_log", ("fact_log",), "fact_log", "dense"
+    _describes = "dense top-{k} over fact log"
+
+
+@register_policy
+class ProfileDenseUnextracted(_Retrieval):
+    id, corpus, search, with_profile = ("profile_dense_unextracted", "transcript_unextracted",
+                                        "dense", True)
+    stores = ("profile", "transcript_unextracted")
+    _describes = "profile + dense top-{k}, facts not indexed"
+
+
+@register_policy
+class HybridTranscript(_Retrieval):
+    id, stores, corpus, search = "hybrid_transcript", ("transcript",), "transcript", "hybrid"
+    _describes = "BM25 + dense RRF top-{k} over transcript"
+
+
+@register_policy
+class ProfileHybridUnextracted(_Retrieval):
+    id, corpus, search, with_profile = ("profile_hybrid_unextracted", "transcript_unextracted",
+                                        "hybrid", True)
+    stores = ("profile", "transcript_unextracted")
+    _describes = "profile + RRF top-{k}, facts not indexed"
+
+
+def needs_embeddings(policy: Policy) -> bool:
+    return getattr(policy, "search", None) in ("dense", "hybrid")
+
+
+def policy_needs_embeddings(policy_id: str) -> bool:
+    return getattr(POLICIES[policy_id], "search", None) in ("dense", "hybrid")
+
+
+def lexical_index_stores(policy: Policy) -> tuple[str, ...]:
+    """Stores the policy keeps a BM25 term dictionary for (dense-only policies keep none)."""
+    search = getattr(policy, "search", None)
+    return policy.retrieves_from if search in ("bm25", "bm25_stemmed", "hybrid") else ()
+
+
 def build_policies(settings: PolicySettings,
                    only: Callable[[str], bool] = lambda _: True) -> list[Policy]:
     return [cls(settings) for policy_id, cls in POLICIES.items() if only(policy_id)]
 
 
 def retrieval_corpora(policies: list[Policy]) -> list[str]:
-    """The stores some policy retrieves from, which the index stage must tokenize."""
+    """The stores some policy searches with plain BM25, which the index stage tokenizes."""
     seen: dict[str, None] = {}
     for policy in policies:
-        for store in policy.retrieves_from:
-            seen[store] = None
+        if getattr(policy, "search", None) in ("bm25", "hybrid"):
+            for store in policy.retrieves_from:
+                seen[store] = None
     return list(seen)
+
+
+def dense_corpora(policies: list[Policy]) -> list[str]:
+    """The stores some policy searches by embedding, which the embed stage must embed."""
+    return list(dict.fromkeys(store for policy in policies if needs_embeddings(policy)
+                              for store in policy.retrieves_from))

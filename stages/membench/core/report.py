@@ -7,9 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from membench.core.audit import VOCABULARY, AuditRow
-from membench.core.bench import BenchResult, OutcomeRow
+from membench.core.bench import BenchResult
 from membench.core.model import Exchange
 from membench.core.multiseed import Counts
+from membench.core.report_parts import OutcomeCounts, fmt, trace
+from membench.core.retrieval_report import retrieval_section
 from membench.core.seeds_report import seeds_section
 from membench.core.summary import (
     FORMS,
@@ -37,26 +39,6 @@ class ReportInputs:
     images: Sequence[tuple[str, str]] = ()  # (caption, path relative to the report)
 
 
-class _Counts:
-    def __init__(self, result: BenchResult) -> None:
-        self.rows = result.outcomes
-
-    def select(self, policy: str, form: str | None = None, **where) -> list[OutcomeRow]:
-        return [r for r in self.rows if r.policy == policy and (form is None or r.form == form)
-                and all(getattr(r, k) == v for k, v in where.items())]
-
-    def n(self, policy: str, form: str | None = None, **where) -> int:
-        return len(self.select(policy, form, **where))
-
-    def mean_tokens(self, policy: str, form: str | None = None) -> int:
-        rows = self.select(policy, form)
-        return round(sum(r.injected_tokens for r in rows) / len(rows)) if rows else 0
-
-
-def _fmt(number: float) -> str:
-    return f"{number:,.0f}"
-
-
 def _header(inputs: ReportInputs) -> str:
     width = max(len(label) for label, _ in inputs.header)
     lines = [f"{label + ':':<{width + 1}} {value}" for label, value in inputs.header]
@@ -67,7 +49,7 @@ def _combined_table(inputs: ReportInputs) -> str:
     out = [("| Policy | Current only | Conflict | Stale or missing | Deleted data leaked | "
            "Mean tokens injected |"), "|---|---:|---:|---:|---:|---:|"]
     for row in combined_rows(inputs.result, list(inputs.labels)):
-        tokens = " / ".join(_fmt(t) for t in row.mean_tokens)
+        tokens = " / ".join(fmt(t) for t in row.mean_tokens)
         out.append(f"| `{row.policy}` | {row.current_only} | {row.conflict} | "
                    f"{row.stale_or_missing} | {row.leaked} of {row.deletion_probes} | {tokens} |")
     return "\n".join(out)
@@ -75,8 +57,8 @@ def _combined_table(inputs: ReportInputs) -> str:
 
 def _delta(ours: float, theirs: float) -> str:
     delta = round(ours) - round(theirs)
-    return f"{_fmt(ours)} ({theirs:,.0f}, {'+' if delta > 0 else ''}{delta:,})" if delta else \
-        f"{_fmt(ours)} (=)"
+    return f"{fmt(ours)} ({theirs:,.0f}, {'+' if delta > 0 else ''}{delta:,})" if delta else \
+        f"{fmt(ours)} (=)"
 
 
 def _article_table(inputs: ReportInputs) -> tuple[str, list[str]]:
@@ -91,8 +73,8 @@ def _article_table(inputs: ReportInputs) -> tuple[str, list[str]]:
         theirs = published.get(s.policy)
         if theirs is None:  # a policy the article did not measure: our numbers alone
             cells = [str(s.counts[c]) for c in ARTICLE_COLUMNS]
-            cells.append(_fmt(s.mean_injected_tokens))
-            stored = _fmt(stored_tokens(inputs.result, s.policy, last)) \
+            cells.append(fmt(s.mean_injected_tokens))
+            stored = fmt(stored_tokens(inputs.result, s.policy, last)) \
                 if s.form == "literal" else ""
             out.append(f"| `{s.policy}` (not in the article) | {s.form} | "
                        + " | ".join(cells) + f" | {stored} |")
@@ -108,21 +90,7 @@ def _article_table(inputs: ReportInputs) -> tuple[str, list[str]]:
     return "\n".join(out), differing
 
 
-def _trace(inputs: ReportInputs, counts: _Counts) -> str:
-    last = max(inputs.manifest["probe_days"])
-    rows = counts.select("bm25_transcript", "literal", day=last, fact_key=inputs.trace_fact)
-    if not rows:
-        return f"(No literal probe on `{inputs.trace_fact}` at day {last} in this scenario.)"
-    row = rows[0]
-    lines = [f'bm25_transcript, day {last}, "{row.question}" -> {row.outcome}']
-    for source in row.retrieved or ():
-        lines.append("  " + inputs.exchanges[source].line().split("\n")[0])
-    if not row.retrieved:
-        lines.append("  (nothing scored above zero)")
-    return "```\n" + "\n".join(lines) + "\n```"
-
-
-def _findings(inputs: ReportInputs, counts: _Counts) -> list[str]:
+def _findings(inputs: ReportInputs, counts: OutcomeCounts) -> list[str]:
     n = counts.n
     live = n("profile", "literal", deleted=False)
     deleted = n("profile", "literal", deleted=True)
@@ -146,9 +114,9 @@ def _findings(inputs: ReportInputs, counts: _Counts) -> list[str]:
         f"**Keeping everything kept the old answers too.** The full transcript produced a "
         f"conflict on {ft_conf} of the {changed} probes on changed facts and leaked deleted "
         f"data on {ft_leak} of {deleted} deletion probes per form, at a mean "
-        f"{_fmt(ft_tokens)} tokens per probe ({ft_tokens / max(pr_tokens, 1):.0f} times the "
-        f"profile's {_fmt(pr_tokens)}). The append-only fact log: {fl_conf} conflicts and "
-        f"{fl_leak} leaks, at {_fmt(counts.mean_tokens('fact_log'))} tokens."
+        f"{fmt(ft_tokens)} tokens per probe ({ft_tokens / max(pr_tokens, 1):.0f} times the "
+        f"profile's {fmt(pr_tokens)}). The append-only fact log: {fl_conf} conflicts and "
+        f"{fl_leak} leaks, at {fmt(counts.mean_tokens('fact_log'))} tokens."
     )
 
     found = [n("bm25_transcript", f, outcome="current") + n("bm25_transcript", f,
@@ -162,7 +130,7 @@ def _findings(inputs: ReportInputs, counts: _Counts) -> list[str]:
         f"brought back the current value for {found[0]} of {live} literal probes and "
         f"{found[1]} of {live} paraphrases. Over the fact log: {found_log[0]} and "
         f"{found_log[1]}; {empty} of {total_para} paraphrase probes retrieved nothing there, "
-        f"injecting a mean {_fmt(counts.mean_tokens('bm25_fact_log', 'paraphrase'))} tokens."
+        f"injecting a mean {fmt(counts.mean_tokens('bm25_fact_log', 'paraphrase'))} tokens."
     )
 
     stale = counts.select("bm25_transcript", outcome="stale")
@@ -191,8 +159,8 @@ def _findings(inputs: ReportInputs, counts: _Counts) -> list[str]:
         f"probes and {pb_leak} leaks over both forms; redacting deleted facts left {red_conf} "
         f"conflicts and {red_leak} leaks. Indexing only what the profile did not extract "
         f"scored {un_cur} of {2 * live} with {un_leak} leaks, at "
-        f"{_fmt(counts.mean_tokens('profile_bm25_unextracted', 'literal'))} / "
-        f"{_fmt(counts.mean_tokens('profile_bm25_unextracted', 'paraphrase'))} tokens."
+        f"{fmt(counts.mean_tokens('profile_bm25_unextracted', 'literal'))} / "
+        f"{fmt(counts.mean_tokens('profile_bm25_unextracted', 'paraphrase'))} tokens."
     )
     if "memory_tool_profile" in inputs.labels:
         pairs = list(zip(counts.select("profile"), counts.select("memory_tool_profile")))
@@ -200,13 +168,13 @@ def _findings(inputs: ReportInputs, counts: _Counts) -> list[str]:
         findings.append(
             f"**The profile on real files.** Kept as memory-tool files and injected as what "
             f"`view` returns, the profile gave the same outcome on {same} of {len(pairs)} "
-            f"probes, at {_fmt(counts.mean_tokens('memory_tool_profile'))} tokens per probe "
-            f"against {_fmt(pr_tokens)} for the plain profile lines."
+            f"probes, at {fmt(counts.mean_tokens('memory_tool_profile'))} tokens per probe "
+            f"against {fmt(pr_tokens)} for the plain profile lines."
         )
     return findings
 
 
-def _recall(inputs: ReportInputs, counts: _Counts) -> str:
+def _recall(inputs: ReportInputs, counts: OutcomeCounts) -> str:
     """recall@k of the gold evidence per retrieval policy and form, beside current-only."""
     out = ["| Policy | Form | recall@k | Current only |", "|---|---|---:|---:|"]
     for policy in inputs.labels:
@@ -221,7 +189,7 @@ def _recall(inputs: ReportInputs, counts: _Counts) -> str:
     return "\n".join(out)
 
 
-def _audit(inputs: ReportInputs, counts: _Counts) -> str:
+def _audit(inputs: ReportInputs, counts: OutcomeCounts) -> str:
     if not inputs.audit:
         return "No fact was deleted in this scenario, so there was nothing to audit."
     days = sorted({r.day for r in inputs.audit})
@@ -254,7 +222,7 @@ def _audit(inputs: ReportInputs, counts: _Counts) -> str:
 
 
 def render_report(inputs: ReportInputs) -> str:
-    counts = _Counts(inputs.result)
+    counts = OutcomeCounts(inputs.result)
     m = inputs.manifest
     last = max(m["probe_days"])
     article_table, differing = _article_table(inputs)
@@ -281,19 +249,26 @@ def render_report(inputs: ReportInputs) -> str:
         article_table,
         _deltas_note(differing),
         f"## The day-{last} BM25 top-k trace",
-        _trace(inputs, counts),
+        trace(counts, inputs.exchanges, "bm25_transcript", inputs.trace_fact, last),
         "## Retrieval recall@k of the gold evidence",
         ("For each live probe of a retrieval policy: did the exchange that stated the current "
          "value make it into the retrieved top-k? Policies that index only what the profile "
          "did not extract never retrieve it by design; the profile holds it."),
         _recall(inputs, counts),
+        *retrieval_section(counts, inputs.exchanges, inputs.trace_fact, last),
         "## Deleted data at rest (delete-everywhere audit)",
         _audit(inputs, counts),
         "## Findings",
         "\n\n".join(f"{i}. {text}" for i, text in enumerate(_findings(inputs, counts), 1)),
     ]
     if inputs.multiseed:
-        parts += seeds_section(inputs.result, list(inputs.labels), m["seed"], inputs.multiseed)
+        covered = next(iter(inputs.multiseed.values()))
+        parts += seeds_section(inputs.result, [p for p in inputs.labels if p in covered],
+                               m["seed"], inputs.multiseed)
+        left_out = [f"`{p}`" for p in inputs.labels if p not in covered]
+        if left_out:
+            parts.append(f"Not rerun per seed (each seed would need its own embeddings): "
+                         f"{', '.join(left_out)}.")
     if inputs.images:
         parts += ["## Charts", "\n\n".join(f"![{caption}]({path})"
                                              for caption, path in inputs.images)]

@@ -20,11 +20,14 @@ from membench.stages.common import (
 
 @fails_cleanly
 def bench(params: ParamsFile = PARAMS_FILE, vocabulary: VocabularyFile = None,
-          quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False
-          ) -> None:
+          quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+          dense: Annotated[bool, typer.Option(
+              "--dense", help="Also run the policies that need embeddings (loads the model, "
+                              "about 20 s more).")] = False) -> None:
     """Run every stage in memory (no DVC, no files written) and print the raw table."""
     p = read_params(params)
-    run = run_in_memory(p, vocabulary=vocabulary, progress=None if quiet else progress)
+    run = run_in_memory(p, vocabulary=vocabulary, progress=None if quiet else progress,
+                        dense=dense)
     s, last = run.scenario, max(run.scenario.probe_days)
     changed = sum(len(f.versions) > 1 for f in s.facts)
     deleted = sum(f.deletion is not None for f in s.facts)

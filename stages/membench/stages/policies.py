@@ -31,6 +31,7 @@ from membench.stages.common import (
     read_parquet,
     read_scenario,
 )
+from membench.stages.embed import EMBEDDINGS_PATH, EmbeddingsFile, vectors_from_table
 from membench.tables import (
     audit_table,
     index_from_table,
@@ -45,13 +46,15 @@ from membench.vocabulary import load_token_counter
 def policies(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR,
              records: RecordsFile = RECORDS_PATH, index: IndexFile = INDEX_PATH,
              vocabulary: VocabularyFile = None, outcomes: OutcomesFile = OUTCOMES_PATH,
-             stored: StoredFile = STORED_PATH, audit: AuditFile = AUDIT_PATH) -> None:
+             stored: StoredFile = STORED_PATH, audit: AuditFile = AUDIT_PATH,
+             embeddings: EmbeddingsFile = EMBEDDINGS_PATH) -> None:
     """Run every policy at every probe day and classify each probe."""
     p = read_params(params)
     counter = load_token_counter(vocabulary)
     built = read_scenario(scenario)
     fact_records = records_from_table(read_parquet(records))
-    indexes = IndexCache(index_from_table(read_parquet(index)))
+    indexes = IndexCache(index_from_table(read_parquet(index)),
+                         vectors_from_table(read_parquet(embeddings), p.embedding.model))
     policy_list = build_policies(p.policies)
     result = run_bench(built, fact_records, policy_list, counter.count, indexes,
                        progress=progress)

@@ -12,6 +12,7 @@ import typer
 from membench import environment
 from membench.core.metrics import detailed, summary
 from membench.core.multiseed import counts_from_json
+from membench.core.policies import policy_needs_embeddings
 from membench.core.report import ReportInputs, render_report
 from membench.core.tokenizer import O200K_SHA256
 from membench.outputs import staged_outputs
@@ -34,6 +35,7 @@ from membench.stages.common import (
     read_parquet,
     read_scenario,
 )
+from membench.stages.embed import EMBEDDINGS_PATH, EmbeddingsFile
 from membench.stages.multiseed import MULTISEED_PATH
 from membench.tables import audit_from_table, result_from_tables
 
@@ -52,7 +54,7 @@ MetricsFile = Annotated[Path, typer.Option("--metrics", help="Detailed metrics (
 SummaryFile = Annotated[Path, typer.Option("--summary", help="DVC metric (JSON).")]
 
 
-def header(p, manifest: dict) -> list[tuple[str, str]]:
+def header(p, manifest: dict, embeddings: dict[bytes, bytes]) -> list[tuple[str, str]]:
     return [
         ("Measured", p.measured),
         *environment.describe(),
@@ -64,6 +66,10 @@ def header(p, manifest: dict) -> list[tuple[str, str]]:
                       f"{manifest['sessions']} sessions, {manifest['exchanges']} exchanges, "
                       f"filler replies quote {manifest['lines_per_reply']} lines, "
                       f"seed {manifest['seed']}")),
+        ("Embeddings", (f"{embeddings.get(b'membench.embedding_model', b'').decode()} "
+                        f"(weights SHA-256 "
+                        f"{embeddings.get(b'membench.embedding_weights_sha256', b'').decode()})"
+                        f", exact cosine search")),
         ("Extractor", p.extractor),
     ]
 
@@ -73,7 +79,8 @@ def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DI
            outcomes: OutcomesFile = OUTCOMES_PATH, stored: StoredFile = STORED_PATH,
            article: ArticleFile = ARTICLE_PATH, out: OutFile = REPORT_PATH,
            metrics_out: MetricsFile = METRICS_PATH, summary_out: SummaryFile = SUMMARY_PATH,
-           multiseed: MultiseedFile = MULTISEED_PATH, audit: AuditFile = AUDIT_PATH) -> None:
+           multiseed: MultiseedFile = MULTISEED_PATH, audit: AuditFile = AUDIT_PATH,
+           embeddings: EmbeddingsFile = EMBEDDINGS_PATH) -> None:
     """Write the Markdown report, the summary metric and the detailed metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
@@ -84,9 +91,11 @@ def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DI
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise ValueError(f"cannot read the article's table {article}: {error}") from None
     labels = {policy.id: policy.label for policy in build_policies(p.policies)}
-    per_seed = counts_from_json(read_json(multiseed), list(labels))
+    lexical = [policy_id for policy_id in labels if not policy_needs_embeddings(policy_id)]
+    per_seed = counts_from_json(read_json(multiseed), lexical)
     text = render_report(ReportInputs(
-        header=header(p, manifest), manifest=manifest, labels=labels, result=result,
+        header=header(p, manifest, read_parquet(embeddings).schema.metadata or {}),
+        manifest=manifest, labels=labels, result=result,
         exchanges=built.exchanges, article=published, trace_fact=TRACE_FACT,
         multiseed=per_seed, images=IMAGES, audit=audit_from_table(read_parquet(audit)),
     ))
