@@ -68,7 +68,8 @@ def test_every_stored_line_carries_its_day(default_run):
 def test_recall_of_gold_evidence(default_run):
     rows = [r for r in default_run.result.outcomes if r.gold_retrieved is not None]
     assert {r.policy for r in rows} == {"bm25_transcript", "bm25_fact_log", "profile_bm25",
-                                        "profile_bm25_redacted", "profile_bm25_unextracted"}
+                                        "profile_bm25_redacted", "profile_bm25_unextracted",
+                                        "bm25_stemmed_transcript"}
     for row in rows:  # retrieving the statement brings the current value with it
         if row.gold_retrieved and not row.policy.startswith("profile"):
             assert row.outcome in ("current", "conflict")
