@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "stages")]
 
 from documents import build_documents
+
 from membench.embedding import DEFAULT_BATCH_SIZE, EMBED_THREADS
 
 PATHS = ("plain", "fast")

@@ -49,6 +49,6 @@ def run_in_memory(params: Params, root: Path = Path("."), vocabulary: Path | Non
         matrix = embedding.embed(texts, model, batch_size=params.embedding.batch_size,
                                  progress=progress is not None)
         vectors = {text_sha256(text): row for text, row in zip(texts, matrix, strict=True)}
-    result = run_bench(scenario, records, policies, counter.count,
+    result = run_bench(scenario, records, policies, counter.count_all,
                        IndexCache(vectors=vectors), progress=progress)
     return InMemoryRun(corpus, scenario, records, policies, result)

@@ -115,7 +115,10 @@ AUDIT_SCHEMA = pa.schema([
 
 
 def _table(schema: pa.Schema, rows: Sequence[dict]) -> pa.Table:
-    return pa.Table.from_pylist(list(rows), schema=schema)
+    """Column by column (several times faster than from_pylist on large text cells)."""
+    return pa.Table.from_arrays(
+        [pa.array([row[field.name] for row in rows], type=field.type) for field in schema],
+        schema=schema)
 
 
 def _rows(table: pa.Table, schema: pa.Schema, name: str) -> list[dict]:

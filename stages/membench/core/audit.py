@@ -53,16 +53,19 @@ def run_audit(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
         memory = Memory(scenario, records, day, indexes)
         deleted_keys = {f.key for f in deleted}
         deleted_sources = {r.exchange_index for r in memory.records if r.key in deleted_keys}
+        identifying_terms: dict[str, set[str]] = {}  # per store, shared by its policies
         for policy in policies:
             for store in policy.stores:
                 documents = memory.documents(store)
                 text = "\n".join(d.text for d in documents)
                 identifying: set[str] | None = None
                 if store in lexical_index_stores(policy):
-                    vocabulary = indexes.get(store, day, documents).vocabulary
-                    elsewhere = {t for d in documents if d.source not in deleted_sources
-                                 for t in tokens(d.text)}
-                    identifying = set(vocabulary) - elsewhere
+                    if store not in identifying_terms:
+                        vocabulary = indexes.get(store, day, documents).vocabulary
+                        elsewhere = {t for d in documents if d.source not in deleted_sources
+                                     for t in tokens(d.text)}
+                        identifying_terms[store] = set(vocabulary) - elsewhere
+                    identifying = identifying_terms[store]
                 for fact in deleted:
                     values = dict.fromkeys(fact.values())
                     rows.append(AuditRow(policy.id, day, fact.key, store, DOCUMENTS,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from membench.core.extract import FactRecord
 from membench.core.memory import IndexCache, Memory
@@ -38,7 +38,7 @@ class StoredRow:
     day: int
     store: str
     lines: int
-    tokens: int
+    tokens: int  # o200k_base tokens of the store's lines joined by newlines
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,13 @@ def gold_evidence(scenario: Scenario, fact_key: str, day: int) -> int | None:
                 if e.fact_key == fact_key and (e.day, e.slot) == (current.day, current.slot))
 
 
+CountTokens = Callable[[Sequence[str]], list[int]]
+
+
 def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
-              count_tokens: Callable[[str], int], indexes: IndexCache | None = None,
+              count_tokens: CountTokens, indexes: IndexCache | None = None,
               progress: Progress | None = None) -> BenchResult:
+    """count_tokens takes every distinct text at once, so a counter can batch them."""
     indexes = indexes or IndexCache()
     outcomes: list[OutcomeRow] = []
     stored: list[StoredRow] = []
@@ -72,7 +76,7 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
             for store in policy.stores:
                 lines = memory.lines(store)
                 stored.append(StoredRow(policy.id, day, store, len(lines),
-                                        count_tokens("\n".join(lines))))
+                                        "\n".join(lines)))  # text until counted below
             for probe in probes:
                 fact = scenario.fact(probe.fact_key)
                 injection = policy.inject(memory, probe.question)
@@ -87,10 +91,15 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
                     changed=sum(v.day <= day for v in fact.versions) > 1,
                     deleted=fact.deleted_at is not None and fact.deleted_at <= day,
                     outcome=outcome(fact, day, context).value,
-                    injected_tokens=count_tokens(context),
+                    injected_tokens=0,  # counted below, with every other text at once
                     context=context,
                     retrieved=injection.retrieved,
                     gold_retrieved=None if injection.retrieved is None or gold is None
                     else gold in injection.retrieved,
                 ))
-    return BenchResult(tuple(outcomes), tuple(stored))
+    texts = list(dict.fromkeys([r.context for r in outcomes] + [r.tokens for r in stored]))
+    counts = dict(zip(texts, count_tokens(texts), strict=True))
+    return BenchResult(
+        tuple(replace(r, injected_tokens=counts[r.context]) for r in outcomes),
+        tuple(replace(r, tokens=counts[r.tokens]) for r in stored),
+    )

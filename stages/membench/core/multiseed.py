@@ -31,8 +31,8 @@ class SeedInputs:
     extractor: str
 
 
-def _no_tokens(_: str) -> int:
-    return 0
+def _no_tokens(texts: Sequence[str]) -> list[int]:
+    return [0] * len(texts)
 
 
 def counts_for_seed(inputs: SeedInputs, seed: int) -> Counts:

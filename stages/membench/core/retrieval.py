@@ -34,11 +34,15 @@ class Bm25Index:
         self.vocabulary = frozenset(word for doc in corpus for word in doc)
         # rank-bm25 divides by the corpus size, so an empty corpus has no model.
         self._model = BM25Okapi(corpus) if corpus else None
+        self._scores: dict[str, np.ndarray] = {}  # several policies ask the same question
 
     def scores(self, query: str) -> np.ndarray:
         if self._model is None:
             return np.zeros(0)
-        return np.asarray(self._model.get_scores(self._tokenize(query)), dtype=float)
+        if query not in self._scores:
+            self._scores[query] = np.asarray(self._model.get_scores(self._tokenize(query)),
+                                             dtype=float)
+        return self._scores[query]
 
     def top_k(self, query: str, k: int) -> list[int]:
         if k < 1:

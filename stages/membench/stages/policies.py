@@ -56,7 +56,7 @@ def policies(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_
     indexes = IndexCache(index_from_table(read_parquet(index)),
                          vectors_from_table(read_parquet(embeddings), p.embedding.model))
     policy_list = build_policies(p.policies)
-    result = run_bench(built, fact_records, policy_list, counter.count, indexes,
+    result = run_bench(built, fact_records, policy_list, counter.count_all, indexes,
                        progress=progress)
     progress(f"deletion audit on days {', '.join(map(str, audit_days(built)))}")
     audit_rows = run_audit(built, fact_records, policy_list, indexes)
