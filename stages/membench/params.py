@@ -12,6 +12,7 @@ import yaml
 
 from membench.core.policies import PolicySettings
 from membench.core.scenario import ScenarioShape
+from membench.core.validation import check_keys
 
 
 class ParamsError(ValueError):
@@ -63,15 +64,7 @@ class Params:
 
 
 def _table(name: str, value: Any, keys: set[str]) -> dict:
-    if not isinstance(value, dict):
-        raise ParamsError(f"{name}: expected a mapping, got {type(value).__name__}")
-    unknown = sorted(set(value) - keys)
-    if unknown:
-        raise ParamsError(f"{name}: unknown key(s) {', '.join(f'{name}.{k}' for k in unknown)}")
-    missing = sorted(keys - set(value))
-    if missing:
-        raise ParamsError(f"{name}: missing key(s) {', '.join(f'{name}.{k}' for k in missing)}")
-    return value
+    return check_keys(name, value, keys, set(), ParamsError)
 
 
 def _int(name: str, value: Any, minimum: int) -> int:

@@ -77,7 +77,7 @@ def test_long_texts_are_truncated_at_max_seq_length(minilm):
 
 
 def test_matches_sentence_transformers_encode(minilm):
-    sentence_transformers = pytest.importorskip("sentence_transformers")
+    import sentence_transformers  # a declared dependency: fail, never skip, without it
     reference = sentence_transformers.SentenceTransformer(
         str(embedding.model_dir(DEFAULT_MODEL_ID)), device="cpu"
     ).encode(TEXTS, normalize_embeddings=True)

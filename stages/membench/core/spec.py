@@ -12,6 +12,7 @@ from typing import Any
 
 from membench.core.model import Deletion, Fact, FactVersion
 from membench.core.text import has, tokens
+from membench.core.validation import check_keys
 
 
 class ScenarioSpecError(ValueError):
@@ -29,15 +30,7 @@ class ScenarioSpec:
 
 
 def _fields(where: str, table: Any, required: set[str], optional: set[str] = frozenset()) -> dict:
-    if not isinstance(table, dict):
-        raise ScenarioSpecError(f"{where}: expected a table, got {type(table).__name__}")
-    unknown = sorted(set(table) - required - optional)
-    if unknown:
-        raise ScenarioSpecError(f"{where}: unknown field(s) {', '.join(unknown)}")
-    missing = sorted(required - set(table))
-    if missing:
-        raise ScenarioSpecError(f"{where}: missing field(s) {', '.join(missing)}")
-    return table
+    return check_keys(where, table, required, optional, ScenarioSpecError)
 
 
 def _text(where: str, value: Any) -> str:
