@@ -137,7 +137,8 @@ def _findings(inputs: ReportInputs, counts: OutcomeCounts) -> list[str]:
     if stale:
         listed = ", ".join(f"`{r.fact_key}` ({r.form}, day {r.day})" for r in stale)
         findings.append(
-            f"**Retrieval ranked an old fact above the new one** {len(stale)} time(s): "
+            f"**Retrieval ranked an old fact above the new one** {len(stale)} "
+            f"{'time' if len(stale) == 1 else 'times'}: "
             f"{listed}. BM25 scores relevance, not recency."
         )
     else:
