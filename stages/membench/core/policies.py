@@ -220,18 +220,27 @@ class ProfileHybridUnextracted(_Retrieval):
     _describes = "profile + RRF top-{k}, facts not indexed"
 
 
+# What each kind of search needs: embeddings, and a BM25 index (plain or stemmed).
+EMBEDDING_SEARCHES = frozenset({"dense", "hybrid"})
+BM25_SEARCHES = frozenset({"bm25", "bm25_stemmed", "hybrid"})
+PLAIN_BM25_SEARCHES = frozenset({"bm25", "hybrid"})
+
+
+def _search(policy: Policy | type[Policy]) -> str | None:
+    return getattr(policy, "search", None)
+
+
 def needs_embeddings(policy: Policy) -> bool:
-    return getattr(policy, "search", None) in ("dense", "hybrid")
+    return _search(policy) in EMBEDDING_SEARCHES
 
 
 def policy_needs_embeddings(policy_id: str) -> bool:
-    return getattr(POLICIES[policy_id], "search", None) in ("dense", "hybrid")
+    return _search(POLICIES[policy_id]) in EMBEDDING_SEARCHES
 
 
 def lexical_index_stores(policy: Policy) -> tuple[str, ...]:
     """Stores the policy keeps a BM25 term dictionary for (dense-only policies keep none)."""
-    search = getattr(policy, "search", None)
-    return policy.retrieves_from if search in ("bm25", "bm25_stemmed", "hybrid") else ()
+    return policy.retrieves_from if _search(policy) in BM25_SEARCHES else ()
 
 
 def build_policies(settings: PolicySettings,
@@ -243,7 +252,7 @@ def retrieval_corpora(policies: list[Policy]) -> list[str]:
     """The stores some policy searches with plain BM25, which the index stage tokenizes."""
     seen: dict[str, None] = {}
     for policy in policies:
-        if getattr(policy, "search", None) in ("bm25", "hybrid"):
+        if _search(policy) in PLAIN_BM25_SEARCHES:
             for store in policy.retrieves_from:
                 seen[store] = None
     return list(seen)

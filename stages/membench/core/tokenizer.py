@@ -10,7 +10,6 @@ import hashlib
 from binascii import Error as BinasciiError
 from binascii import a2b_base64
 from collections.abc import Sequence
-from functools import lru_cache
 
 import tiktoken
 
@@ -65,17 +64,16 @@ class TokenCounter:
 
     def __init__(self, encoding: tiktoken.Encoding) -> None:
         self.encoding = encoding
-        self.count = lru_cache(maxsize=65536)(self._count)
         self._known: dict[str, int] = {}
 
-    def _count(self, text: str) -> int:
-        return len(self.encoding.encode_ordinary(text))
+    def count(self, text: str) -> int:
+        return self.count_all([text])[0]
 
     def count_all(self, texts: Sequence[str]) -> list[int]:
         """Counts of many texts; uncached ones are encoded in parallel threads (tiktoken
-        releases the GIL), then remembered like single counts."""
+        releases the GIL), then remembered."""
         todo = list(dict.fromkeys(t for t in texts if t not in self._known))
         if todo:
             encoded = self.encoding.encode_ordinary_batch(todo, num_threads=COUNT_THREADS)
             self._known.update((t, len(e)) for t, e in zip(todo, encoded, strict=True))
-        return [self._known[t] if t in self._known else self.count(t) for t in texts]
+        return [self._known[t] for t in texts]
