@@ -32,7 +32,7 @@ def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> P
     for name in ("scenario.toml", "article.toml"):
         shutil.copy(root / "data" / name, target / "data" / name)
     params = yaml.safe_load((root / "params.yaml").read_text())
-    params["scenario"]["corpus"] = {"dir": str(corpus_dir), "glob": "*.py", "exclude": []}
+    params["scenario"]["corpus"] = {"source": str(corpus_dir), "glob": "*.py", "exclude": []}
     for dotted, value in overrides.items():
         section, key = dotted.split("__")
         params[section][key] = value
@@ -111,7 +111,7 @@ def test_stage_outputs_match_the_in_memory_bench(pipeline, default_params):
     workspace, _ = pipeline
     params = yaml.safe_load((workspace / "params.yaml").read_text())
     c = params["scenario"]["corpus"]
-    scenario = replace(default_params.scenario, corpus=CorpusParams(c["dir"], c["glob"], ()))
+    scenario = replace(default_params.scenario, corpus=CorpusParams(c["source"], c["glob"], ()))
     memory = run_in_memory(replace(default_params, scenario=scenario), root=workspace,
                            dense=True)
     staged = tables.result_from_tables(pq.read_table(workspace / "data/outcomes.parquet"),
@@ -152,7 +152,7 @@ def test_missing_corpus_is_named(repo_root, tmp_path, monkeypatch):
     monkeypatch.chdir(make_workspace(repo_root, tmp_path, tmp_path / "no-such-dir"))
     result = run("corpus")
     assert result.exit_code == 1
-    assert "scenario.corpus.dir" in result.output
+    assert "scenario.corpus.source" in result.output
     assert not (tmp_path / "data/corpus.parquet").exists()
 
 

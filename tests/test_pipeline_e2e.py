@@ -135,5 +135,5 @@ def test_remeasure_reruns_from_scratch_and_finds_nothing_changed(clone, first_ru
     assert 'measured: "2027-12-02"' in (clone / "params.yaml").read_text()
     summary = (clone / "s.md").read_text()
     assert "No metric changed." in summary
-    assert "No change in OS" in summary
+    assert "No change in packages" in summary
     assert "2027-12-02" in (clone / "reports/report.md").read_text()

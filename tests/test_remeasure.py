@@ -58,8 +58,10 @@ def test_summary_lists_changed_metrics_with_deltas_and_packages():
         {"Measured": "2027-12-02", "Python": "CPython 3.11.9", "Packages": "dvc 3.67.1, x 2"})
     assert [(c.name, c.old, c.new) for c in env] == [("Python", "CPython 3.11.7",
                                                       "CPython 3.11.9"), ("package x", "1", "2")]
-    text = logic.render_summary("2026-12-02", "2027-12-02", changes, env)
+    text = logic.render_summary("2026-12-02", "2027-12-02", changes, env,
+                                {"CPU": "Some CPU, 2 logical CPUs"})
     assert "| `a.y` | 2.5 | 3.0 | +0.5 |" in text
+    assert "- CPU: Some CPU, 2 logical CPUs" in text
     assert "| `c` | — | 4 | — |" in text
     assert "| package x | 1 | 2 |" in text
 
@@ -141,7 +143,7 @@ def test_forced_run_with_nothing_changed(repo, monkeypatch):
     assert 'measured: "2027-01-05"' in (repo / "params.yaml").read_text()
     summary = (repo / "s.md").read_text()
     assert "No metric changed." in summary
-    assert "No change in OS" in summary
+    assert "No change in packages" in summary
     assert out.read_text() == "remeasured=true\n"
 
 

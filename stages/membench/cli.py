@@ -6,7 +6,7 @@ import typer
 
 from membench.memory_tool.cli import memory_tool
 from membench.stages.bench import bench
-from membench.stages.corpus import corpus
+from membench.stages.corpus import corpus, corpus_snapshot
 from membench.stages.embed import embed
 from membench.stages.extract import extract
 from membench.stages.index import index
@@ -27,6 +27,7 @@ app = typer.Typer(
 for command in (corpus, scenario, extract, index, embed, policies, multiseed, plots, report, bench,
                 remeasure):
     app.command(command.__name__)(command)
+app.command("corpus-snapshot")(corpus_snapshot)
 app.command("memory-tool")(memory_tool)
 
 if __name__ == "__main__":

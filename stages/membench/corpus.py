@@ -1,52 +1,131 @@
-"""Reads the filler corpus: the source files whose lines fill the assistant's replies."""
+"""Reads the filler corpus: the source files whose lines fill the assistant's replies.
+
+A corpus source is a directory, the word "stdlib" (the running Python's standard
+library), or a gzip-compressed tar archive such as the snapshot shipped in data/corpus/.
+The default is the archive, so the filler, and with it every token count and BM25
+row, does not depend on which Python patch release runs the bench. The same glob and
+exclude patterns select files in all three, and the corpus SHA-256 covers only the
+selected files' relative paths and bytes, so an archive made from a directory has the
+same corpus SHA-256 as the directory.
+"""
 
 from __future__ import annotations
 
 import fnmatch
+import gzip
 import hashlib
+import io
+import re
 import sysconfig
+import tarfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from membench.core.scenario import CorpusFile
 
 STDLIB = "stdlib"  # params value meaning the running Python's standard library sources
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
 
 
 class CorpusError(ValueError):
-    """The corpus directory is missing or holds no usable file."""
+    """The corpus source is missing, unreadable or holds no usable file."""
 
 
 @dataclass(frozen=True)
 class Corpus:
-    root: Path
+    source: str  # as given in params ("stdlib" resolved to its directory)
     files: tuple[CorpusFile, ...]
-    sha256: str  # over every file's relative path and bytes, in path order
+    sha256: str  # over every selected file's relative path and bytes, in path order
 
 
-def resolve_root(directory: str) -> Path:
-    if directory == STDLIB:
+def glob_pattern(pattern: str) -> re.Pattern[str]:
+    """A relative-path glob as a regex with Path.glob's meaning: a `**` segment spans
+    zero or more directories; `*` and `?` never cross a `/`."""
+    segments = []
+    for segment in pattern.split("/"):
+        if segment == "**":
+            segments.append("(?:[^/]+/)*")
+            continue
+        translated = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c)
+                             for c in segment)
+        segments.append(translated + "/")
+    return re.compile("".join(segments).removesuffix("/") + r"\Z", re.DOTALL)
+
+
+def is_archive(source: str) -> bool:
+    return source.endswith(ARCHIVE_SUFFIXES)
+
+
+def resolve_source(source: str, base: Path = Path(".")) -> Path:
+    if source == STDLIB:
         return Path(sysconfig.get_paths()["stdlib"])
-    return Path(directory)
+    path = Path(source)
+    return path if path.is_absolute() else base / path
 
 
-def read_corpus(directory: str, glob: str, exclude: list[str]) -> Corpus:
-    root = resolve_root(directory)
+def _directory_files(root: Path, glob: str) -> Iterator[tuple[str, bytes]]:
     if not root.is_dir():
-        raise CorpusError(f"scenario.corpus.dir: {root} is not a directory")
+        raise CorpusError(f"scenario.corpus.source: {root} is not a directory")
+    for path in root.glob(glob):
+        if path.is_file():
+            yield path.relative_to(root).as_posix(), path.read_bytes()
+
+
+def _archive_files(archive: Path, glob: str) -> Iterator[tuple[str, bytes]]:
+    if not archive.is_file():
+        raise CorpusError(f"scenario.corpus.source: archive {archive} does not exist")
+    selected = glob_pattern(glob)
+    try:
+        with tarfile.open(archive, mode="r:gz") as tar:
+            for member in tar:
+                if member.isfile() and selected.match(member.name):
+                    handle = tar.extractfile(member)
+                    assert handle is not None  # regular files always have data
+                    yield member.name, handle.read()
+    except (tarfile.TarError, OSError, EOFError) as error:
+        raise CorpusError(f"scenario.corpus.source: cannot read archive {archive}: "
+                          f"{error}") from None
+
+
+def selected_files(source: str, glob: str, exclude: Iterable[str],
+                   base: Path = Path(".")) -> list[tuple[str, bytes]]:
+    """(relative path, bytes) of every file the glob selects outside exclude, by path.
+
+    A relative source is taken from `base` (the project root)."""
+    location = resolve_source(source, base)
+    found = (_archive_files if is_archive(source) else _directory_files)(location, glob)
+    patterns = list(exclude)
+    chosen = sorted((name, raw) for name, raw in found
+                    if not any(fnmatch.fnmatchcase(name, p) for p in patterns))
+    if not chosen:
+        raise CorpusError(
+            f"scenario.corpus: no file in {location} matches glob {glob!r} "
+            f"outside exclude {patterns!r}"
+        )
+    return chosen
+
+
+def read_corpus(source: str, glob: str, exclude: Iterable[str],
+                base: Path = Path(".")) -> Corpus:
+    """The selected files of a directory, "stdlib" or a .tar.gz archive, as text lines."""
     digest = hashlib.sha256()
     files = []
-    for path in sorted(root.glob(glob), key=lambda p: p.relative_to(root).as_posix()):
-        relative = path.relative_to(root).as_posix()
-        if not path.is_file() or any(fnmatch.fnmatchcase(relative, p) for p in exclude):
-            continue
-        raw = path.read_bytes()
-        digest.update(relative.encode() + b"\0" + hashlib.sha256(raw).digest())
+    for name, raw in selected_files(source, glob, exclude, base):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(raw).digest())
         text = raw.decode("utf-8", errors="replace")
-        files.append(CorpusFile(relative, tuple(text.replace("\r\n", "\n").split("\n"))))
-    if not files:
-        raise CorpusError(
-            f"scenario.corpus: no file under {root} matches glob {glob!r} "
-            f"outside exclude {exclude!r}"
-        )
-    return Corpus(root, tuple(files), digest.hexdigest())
+        files.append(CorpusFile(name, tuple(text.replace("\r\n", "\n").split("\n"))))
+    shown = resolve_source(source).as_posix() if source == STDLIB else source
+    return Corpus(shown, tuple(files), digest.hexdigest())
+
+
+def write_archive(files: Iterable[tuple[str, bytes]]) -> bytes:
+    """A reproducible .tar.gz of (relative path, bytes): sorted names, zero times and
+    owners, mode 0644, no name or time in the gzip header, so equal files give equal bytes."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, raw in sorted(files):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(raw), 0o644, 0
+            tar.addfile(info, io.BytesIO(raw))
+    return gzip.compress(buffer.getvalue(), compresslevel=9, mtime=0)

@@ -1,4 +1,9 @@
-"""Describes the machine and package versions for the report header."""
+"""Describes the machine and package versions of a run.
+
+Two parts, because only one may enter committed bytes: the package versions (pinned in
+pyproject.toml, so equal on every machine that honours the pins) go in the report header;
+the machine (OS, kernel, CPU, Python) goes to an untracked reports/environment.json, for
+the reader, since it differs from machine to machine while the results must not."""
 
 from __future__ import annotations
 
@@ -34,10 +39,12 @@ def package_versions() -> str:
     return ", ".join(versions)
 
 
-def describe() -> list[tuple[str, str]]:
-    return [
-        ("OS", platform.platform()),
-        ("CPU", cpu_description()),
-        ("Python", f"{platform.python_implementation()} {platform.python_version()}"),
-        ("Packages", package_versions()),
-    ]
+def machine() -> dict[str, str]:
+    """This machine, for reports/environment.json: never part of a committed file."""
+    return {
+        "OS": platform.platform(),
+        "Kernel": f"{platform.system()} {platform.release()} {platform.version()}",
+        "CPU": cpu_description(),
+        "Architecture": platform.machine(),
+        "Python": f"{platform.python_implementation()} {platform.python_version()}",
+    }

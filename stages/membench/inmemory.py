@@ -35,7 +35,7 @@ def run_in_memory(params: Params, root: Path = Path("."), vocabulary: Path | Non
     s = params.scenario
     counter = load_token_counter(vocabulary)
     spec = read_scenario_spec(root / s.file)
-    corpus = read_corpus(s.corpus.dir, s.corpus.glob, list(s.corpus.exclude))
+    corpus = read_corpus(s.corpus.source, s.corpus.glob, s.corpus.exclude, base=root)
     scenario = build_scenario(spec, corpus.files, s.shape())
     records = EXTRACTORS[params.extractor](scenario)
     policies = build_policies(params.policies,

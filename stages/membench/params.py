@@ -21,7 +21,7 @@ class ParamsError(ValueError):
 
 @dataclass(frozen=True)
 class CorpusParams:
-    dir: str
+    source: str  # a .tar.gz snapshot, a directory, or "stdlib"
     glob: str
     exclude: tuple[str, ...]
 
@@ -86,7 +86,7 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
                                        "multiseed", "embedding"})
     s = _table("scenario", top["scenario"], {"file", "seed", "sessions", "exchanges_per_session",
                                              "probe_days", "lines_per_reply", "corpus"})
-    c = _table("scenario.corpus", s["corpus"], {"dir", "glob", "exclude"})
+    c = _table("scenario.corpus", s["corpus"], {"source", "glob", "exclude"})
     sessions = _int("scenario.sessions", s["sessions"], 1)
     days = s["probe_days"]
     if not isinstance(days, list) or not days:
@@ -111,7 +111,7 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
                                    s["exchanges_per_session"], 1),
         probe_days=tuple(sorted(probe_days)),
         lines_per_reply=_int("scenario.lines_per_reply", s["lines_per_reply"], 1),
-        corpus=CorpusParams(_str("scenario.corpus.dir", c["dir"]),
+        corpus=CorpusParams(_str("scenario.corpus.source", c["source"]),
                             _str("scenario.corpus.glob", c["glob"]), tuple(exclude)),
     )
     e = _table("extract", top["extract"], {"extractor"})

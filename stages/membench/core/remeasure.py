@@ -118,7 +118,9 @@ def _delta(change: Change) -> str:
 
 
 def render_summary(old_date: str, new_date: str, metrics: list[Change],
-                   environment: list[Change]) -> str:
+                   environment: list[Change], machine: Mapping[str, str]) -> str:
+    """`environment` compares the committed report headers; `machine` describes the rerun's
+    host, which the committed report does not record (results must not depend on it)."""
     lines = [f"# Re-measurement {new_date}", "",
              (f"Reran the whole pipeline (`dvc repro --force --no-run-cache`) and compared it "
              f"with the committed measurement of {old_date}."), "", "## Metrics", ""]
@@ -134,5 +136,7 @@ def render_summary(old_date: str, new_date: str, metrics: list[Change],
         lines += ["| What | Old | New |", "|---|---|---|"]
         lines += [f"| {c.name} | {_cell(c.old)} | {_cell(c.new)} |" for c in environment]
     else:
-        lines.append("No change in OS, CPU, Python, packages, tokenizer, corpus or scenario.")
+        lines.append("No change in packages, tokenizer, corpus, scenario, embeddings or "
+                     "extractor.")
+    lines += ["", "Rerun on:", ""] + [f"- {label}: {value}" for label, value in machine.items()]
     return "\n".join(lines) + "\n"

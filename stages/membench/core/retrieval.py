@@ -1,4 +1,12 @@
-"""Lexical retrieval: rank-bm25's BM25Okapi with its default parameters."""
+"""Lexical retrieval: rank-bm25's BM25Okapi with its default parameters.
+
+Ranking is by score rounded to a grid of 2^-20, then by document position (earlier
+first). rank-bm25's arithmetic is IEEE-exact except its idf, which goes through the
+platform's math.log; a C library may differ in the last bit (~1e-15 relative), so two
+documents a rounding error apart could swap on another machine. On the grid they tie,
+and the tie goes to the earlier document everywhere. Scores that really differ by less
+than 2^-20 (about 1e-6) also tie: BM25 cannot tell such documents apart in any useful way.
+"""
 
 from __future__ import annotations
 
@@ -48,6 +56,13 @@ class Bm25Index:
         if k < 1:
             raise ValueError(f"top-k must be at least 1, got {k}")
         scores = self.scores(query)
-        # Stable sort on the negated score: ties keep the earlier document first.
-        order = np.argsort(-scores, kind="stable")
+        order = np.argsort(-on_score_grid(scores), kind="stable")  # ties: earlier first
         return [int(i) for i in order[:k] if scores[i] > 0]
+
+
+SCORE_GRID = 2.0 ** -20
+
+
+def on_score_grid(scores: np.ndarray) -> np.ndarray:
+    """Scores as whole multiples of SCORE_GRID (int64), so last-bit noise cannot reorder."""
+    return np.rint(np.asarray(scores, dtype=np.float64) / SCORE_GRID).astype(np.int64)

@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from membench import environment
 from membench.core import remeasure as logic
 from membench.stages.common import PARAMS_FILE, ParamsFile, fails_cleanly, read_params
 
@@ -111,7 +112,8 @@ def remeasure(
     new_header = logic.header_fields(Path(REPORT_FILE).read_text(encoding="utf-8"))
     text = logic.render_summary(measured.isoformat(), day.isoformat(),
                                 logic.metric_changes(old_metrics, new_metrics),
-                                logic.environment_changes(old_header, new_header))
+                                logic.environment_changes(old_header, new_header),
+                                environment.machine())
     summary.write_text(text, encoding="utf-8")
     typer.echo(text)
     _signal_github(True)

@@ -43,6 +43,8 @@ ARTICLE_PATH = Path("data/article.toml")
 REPORT_PATH = Path("reports/report.md")
 METRICS_PATH = Path("reports/metrics.json")
 SUMMARY_PATH = Path("reports/summary.json")
+# Untracked by git and DVC: the machine differs between runs, the committed bytes must not.
+ENVIRONMENT_PATH = Path("reports/environment.json")
 # The plots stage writes these; the report links them (paths relative to reports/).
 IMAGES = (("Cost versus quality", "plots/cost_quality.svg"),
           ("Outcomes per policy and form", "plots/outcomes.svg"),
@@ -52,12 +54,15 @@ MultiseedFile = Annotated[Path, typer.Option("--multiseed", help="Multi-seed cou
 ArticleFile = Annotated[Path, typer.Option("--article", help="The article's published table.")]
 MetricsFile = Annotated[Path, typer.Option("--metrics", help="Detailed metrics (JSON).")]
 SummaryFile = Annotated[Path, typer.Option("--summary", help="DVC metric (JSON).")]
+EnvironmentFile = Annotated[Path, typer.Option(
+    "--environment", help="Where to describe this machine (JSON, not committed).")]
 
 
 def header(p, manifest: dict, embeddings: dict[bytes, bytes]) -> list[tuple[str, str]]:
     return [
         ("Measured", p.measured),
-        *environment.describe(),
+        ("Machine", f"see {ENVIRONMENT_PATH.as_posix()} (written by each run, never committed)"),
+        ("Packages", environment.package_versions()),
         ("Tokenizer", f"o200k_base vocabulary (SHA-256 {O200K_SHA256}) through tiktoken"),
         ("Corpus", (f"{manifest['corpus_root']} {manifest['corpus_glob']}, "
                     f"{manifest['corpus_files']} files, SHA-256 {manifest['corpus_sha256']}")),
@@ -80,7 +85,8 @@ def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DI
            article: ArticleFile = ARTICLE_PATH, out: OutFile = REPORT_PATH,
            metrics_out: MetricsFile = METRICS_PATH, summary_out: SummaryFile = SUMMARY_PATH,
            multiseed: MultiseedFile = MULTISEED_PATH, audit: AuditFile = AUDIT_PATH,
-           embeddings: EmbeddingsFile = EMBEDDINGS_PATH) -> None:
+           embeddings: EmbeddingsFile = EMBEDDINGS_PATH,
+           environment_out: EnvironmentFile = ENVIRONMENT_PATH) -> None:
     """Write the Markdown report, the summary metric and the detailed metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
@@ -103,4 +109,5 @@ def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DI
         outputs.text(out, text)
         outputs.json(metrics_out, detailed(result, list(labels), max(manifest["probe_days"])))
         outputs.json(summary_out, summary(result, list(labels)))
+        outputs.json(environment_out, environment.machine())
     typer.echo(f"report: wrote {out}, {summary_out} and {metrics_out}", err=True)
