@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 from pathlib import Path
@@ -25,8 +26,9 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scena
 COMMITTED = [name for name in OUTPUTS if name.startswith("reports/")]
 
 
-def sh(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PYTHONPATH": str(cwd / "stages")}
+def sh(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PYTHONPATH": str(cwd / "stages"),
+           **(env or {})}
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
                           check=False)
     assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
@@ -86,16 +88,59 @@ def test_no_change_rerun_uses_the_cache(clone, first_run):
     assert digests(clone) == first_run
 
 
-def test_forced_reruns_are_byte_identical(clone, first_run):
-    """Every stage again, plots and multi-seed file included: the same bytes as the cold run."""
-    sh(clone, "dvc", "repro", "--force")
+# Another machine, simulated: a sitecustomize module that every Python process of the
+# run (dvc and each stage) imports first. It fakes the platform description and blocks
+# torch, so the rerun also proves that no stage imports it.
+FAKE_MACHINE = """
+import importlib.abc, platform, sys
+
+platform.platform = lambda *args, **kwargs: "Linux-9.9.9-fake-x86_64-with-glibc9.99"
+platform.release = lambda: "9.9.9-fake"
+platform.version = lambda: "#1 SMP fake"
+platform.python_version = lambda: "3.11.99"
+platform.processor = lambda: "Fake CPU"
+
+class _NoTorch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("torch", "sentence_transformers", "transformers"):
+            raise ImportError(f"{name} imported during the pipeline run")
+
+sys.meta_path.insert(0, _NoTorch())
+import membench.environment
+membench.environment.cpu_description = lambda: "Fake Xeon with AVX-512, 96 logical CPUs"
+"""
+# An OpenBLAS kernel other than the one this CPU picks by itself.
+OTHER_BLAS_KERNEL = {"x86_64": "Sandybridge", "aarch64": "ARMV8", "arm64": "ARMV8"}
+
+
+def test_another_machine_writes_the_same_bytes(clone, first_run, tmp_path):
+    """Every stage again, the embedding cache gone, on a faked CPU, kernel and Python patch,
+    OpenBLAS forced to another kernel and one thread: the same bytes as the cold run, and
+    `git status` stays clean (dvc.lock included)."""
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "sitecustomize.py").write_text(FAKE_MACHINE)
+    (clone / "data/embedding_cache.parquet").unlink()
+    env = {"PYTHONPATH": f"{fake}{os.pathsep}{clone / 'stages'}",
+           "OPENBLAS_CORETYPE": OTHER_BLAS_KERNEL.get(platform.machine(), "Sandybridge"),
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    output = sh(clone, "dvc", "repro", "--force", env=env)
+    assert "texts, 0 cached" in output  # every vector computed again under the other kernel
+    assert "Fake Xeon" in (clone / "reports/environment.json").read_text()
     assert digests(clone) == first_run
+    assert _stdout(clone, "git", "status", "--porcelain") == ""
+
+
+def test_a_fresh_run_leaves_git_status_clean(clone, first_run):
+    """dvc.lock and reports/ in git are what the pipeline writes on any machine."""
+    assert _stdout(clone, "git", "status", "--porcelain") == ""
 
 
 def test_committed_report_matches_a_fresh_run(repo_root, clone, first_run):
     """reports/ in git is what the pipeline writes: regenerate and commit after changes."""
     for name in COMMITTED:
         assert (repo_root / name).read_bytes() == (clone / name).read_bytes(), name
+    assert "OS:" not in (repo_root / "reports/report.md").read_text()
 
 
 def test_exp_show_metrics_are_the_flat_summary(clone, first_run):

@@ -1,4 +1,6 @@
-from membench.core.retrieval import Bm25Index
+import numpy as np
+
+from membench.core.retrieval import SCORE_GRID, Bm25Index, on_score_grid
 
 
 def test_only_positive_scores_and_ties_keep_earlier_document():
@@ -22,3 +24,17 @@ def test_no_stemming_is_the_articles_stale_hit():
 
 def test_empty_corpus_returns_nothing():
     assert Bm25Index([]).top_k("anything", 3) == []
+
+
+def test_scores_a_rounding_error_apart_rank_by_position():
+    """A last-bit difference (another C library's log) must not reorder documents."""
+    index = Bm25Index(["alpha beta", "alpha gamma", "delta"])
+    index._scores["q"] = np.array([1.25, 1.25 + 4e-15, 0.5])
+    assert index.top_k("q", 3) == [0, 1, 2]
+    index._scores["q"] = np.array([1.25, 1.25 + 1e-3, 0.0])
+    assert index.top_k("q", 3) == [1, 0]
+
+
+def test_score_grid_is_whole_multiples():
+    grid = on_score_grid(np.array([0.0, SCORE_GRID, 2.6 * SCORE_GRID, 30.0]))
+    assert grid.dtype == np.int64 and grid.tolist() == [0, 1, 3, 30 * 2 ** 20]
