@@ -90,3 +90,20 @@ def rev_channels_spec(node, channel: str) -> dict:
             if found:
                 return found
     return {}
+
+
+def test_dvc_fills_each_template_with_two_revisions(repo_root):
+    """What `dvc plots diff main <exp>` hands to Vega-Lite: DVC's own renderer fills each
+    template with rows tagged by `rev`; the spec keeps both revisions and encodes them."""
+    from dvc_render.vega import VegaRenderer
+
+    for plot in yaml.safe_load((repo_root / "dvc.yaml").read_text())["plots"]:
+        (path, props), = plot.items()
+        rows = json.loads((repo_root / path).read_text())
+        datapoints = [{**row, "rev": rev, "filename": path, "field": props["y"]}
+                      for rev in ("main", "exp-a") for row in rows]
+        renderer = VegaRenderer(datapoints, path, template=str(repo_root / props["template"]),
+                                x=props["x"], y=props["y"])
+        spec = renderer.get_filled_template()
+        assert {row["rev"] for row in spec["data"]["values"]} == {"main", "exp-a"}, path
+        assert rev_channels(spec) & {"xOffset", "yOffset", "shape"}, path
