@@ -1,14 +1,26 @@
 """Both GitHub workflows validate offline against check-jsonschema's vendored schema, and
-keep the properties the re-measurement relies on."""
+keep the properties CI and the re-measurement rely on: the exact Python the results were
+made with, a pip cache, one CI run per pull request, and a re-measurement PR that CI checks."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
 import yaml
 
 WORKFLOWS = (".github/workflows/ci.yml", ".github/workflows/remeasure.yml")
+# The Python the committed results were made with; a newer patch release can change them.
+RESULTS_PYTHON = "3.11.7"
+
+
+def load(repo_root, path: str) -> dict:
+    return yaml.safe_load((repo_root / path).read_text())
+
+
+def setup_python(job: dict) -> dict:
+    return next(step for step in job["steps"] if "actions/setup-python" in step.get("uses", ""))
 
 
 def test_workflows_match_the_github_workflow_schema(repo_root):
@@ -44,8 +56,53 @@ def test_remeasure_runs_monthly_off_the_hour_with_full_history(repo_root):
 
 def test_ci_runs_the_readme_test_command_and_the_age_warning(repo_root):
     flow = yaml.safe_load((repo_root / WORKFLOWS[0]).read_text())
-    assert set(flow[True]) == {"push", "pull_request"}
     runs = [step.get("run", "") for step in flow["jobs"]["test"]["steps"]]
     assert ".ci/run" in runs
     assert "membench remeasure --check" in runs
     assert "python -m pytest" in (repo_root / ".ci/run").read_text()
+
+
+def test_ci_runs_once_per_pull_request(repo_root):
+    flow = load(repo_root, WORKFLOWS[0])
+    triggers = flow[True]
+    assert set(triggers) == {"push", "pull_request"}
+    # A push to a PR branch must not also trigger `push`: only main's pushes do.
+    assert triggers["push"] == {"branches": ["main"]}
+    # A newer commit on the same PR cancels the older run; main's runs are never cancelled.
+    group = flow["concurrency"]["group"]
+    assert "github.event.pull_request.number" in group and "github.ref" in group
+    assert flow["concurrency"]["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+
+
+def test_both_workflows_pin_the_results_python_and_cache_pip(repo_root):
+    for path in WORKFLOWS:
+        for name, job in load(repo_root, path)["jobs"].items():
+            step = setup_python(job)["with"]
+            assert step["python-version"] == RESULTS_PYTHON, (path, name)
+            assert step["cache"] == "pip", (path, name)
+            assert step["cache-dependency-path"] == "pyproject.toml", (path, name)
+            # `ubuntu-latest` moves; a pinned image keeps an exact Python available.
+            assert not job["runs-on"].endswith("-latest"), (path, name)
+    header = re.search(r"CPython (\d+\.\d+\.\d+)", (repo_root / "reports/report.md").read_text())
+    if header:  # while the report still names the Python it was made with
+        assert header.group(1) == RESULTS_PYTHON
+
+
+def test_remeasure_pr_uses_a_token_that_triggers_ci(repo_root):
+    steps = load(repo_root, WORKFLOWS[1])["jobs"]["remeasure"]["steps"]
+    pr = next(step for step in steps if "create-pull-request" in step.get("uses", ""))
+    token = pr["with"]["token"]
+    # App token first, then the PAT, GITHUB_TOKEN (a PR that starts no workflow) only last.
+    order = [token.index(name) for name in
+             ("steps.app-token.outputs.token", "secrets.REMEASURE_PR_TOKEN", "secrets.GITHUB_TOKEN")]
+    assert order == sorted(order)
+    app = next(step for step in steps if step.get("id") == "app-token")
+    assert "create-github-app-token" in app["uses"]
+    assert "vars.REMEASURE_APP_ID" in app["if"]
+    warn = steps[-1]
+    assert "::warning::" in warn["run"] and "HAS_PR_TOKEN" in warn["if"]
+    readme = " ".join((repo_root / "README.md").read_text().split())  # unwrap lines
+    for needle in ("REMEASURE_PR_TOKEN", "REMEASURE_APP_ID", "REMEASURE_APP_PRIVATE_KEY",
+                   "Allow GitHub Actions to create and approve pull requests",
+                   "Contents", "Pull requests"):
+        assert needle in readme, needle
