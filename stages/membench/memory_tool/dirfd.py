@@ -22,8 +22,9 @@ from .errors import MemoryToolError
 from .paths import is_within
 
 DIR_MODE = 0o700
-DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-# O_NONBLOCK: opening a FIFO planted in the tree must not hang the tool.
+# O_NONBLOCK everywhere: opening a FIFO planted (or swapped in) anywhere in the tree must
+# not hang the tool while it holds the root's lock.
+DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 NODE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 

@@ -30,6 +30,9 @@ from .errors import MemoryToolError
 
 MAX_COMPONENT_BYTES = 255
 MAX_PATH_BYTES = 1024
+# Levels below /memories that create and rename may make: deep enough for any sensible
+# layout, shallow enough that walking or deleting a tree the tool made is cheap.
+MAX_DEPTH = 32
 LOCK_NAME = ".memory-tool.lock"
 TEMP_PREFIX = ".memory-tool.tmp-"
 
