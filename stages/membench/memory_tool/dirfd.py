@@ -63,7 +63,7 @@ def prepare_root(root: str | os.PathLike[str], *, create: bool) -> str:
 def open_root(real_root: str) -> Iterator[int]:
     """Descriptor of the root directory for the duration of one command."""
     try:
-        fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as err:
         raise MemoryToolError(
             messages.ROOT_UNUSABLE.format(root=real_root, reason=err.strerror or str(err))
