@@ -44,34 +44,51 @@ def _open_directory(parent_fd: int, name: str) -> int | None:
 
 
 class _Descent:
-    """The stack of directories from a base descriptor down to the current one."""
+    """The stack of directories from a base descriptor down to the current one.
+
+    Descriptors are held for the deepest levels only (``levels[first_held:]``), at
+    most OPEN_LEVELS of them: the walk only ever works at the bottom of the stack.
+    """
 
     def __init__(self, base_fd: int) -> None:
         self.base_fd = base_fd
         self.levels: list[_Level] = []
+        self.first_held = 0
 
     def fd_of(self, depth: int) -> int:
-        """Descriptor of level ``depth`` (-1 = the base), re-opening closed ones by name."""
+        """Descriptor of level ``depth`` (-1 = the base; else the bottom of the stack)."""
         if depth < 0:
             return self.base_fd
         level = self.levels[depth]
-        if level.fd is None:
-            fd = os.open(level.name, DIRECTORY_FLAGS, dir_fd=self.fd_of(depth - 1))
-            level.fd = fd
+        if level.fd is None:  # the bottom of the stack, all above it closed: walk down again
+            fd = self.base_fd
+            for above in self.levels[: depth + 1]:
+                fd = os.open(above.name, DIRECTORY_FLAGS, dir_fd=fd)
+                above.fd = fd
+            self.first_held = 0
+            self._close_shallowest()
+            return fd
         return level.fd
 
     def push(self, name: str, fd: int) -> None:
         self.levels.append(_Level(name, fd))
-        held = [level for level in self.levels if level.fd is not None]
-        for level in held[: max(0, len(held) - OPEN_LEVELS)]:
-            os.close(level.fd)
-            level.fd = None
+        self._close_shallowest()
+
+    def _close_shallowest(self) -> None:
+        """Keep at most OPEN_LEVELS descriptors: the deepest, which are needed next."""
+        while len(self.levels) - self.first_held > OPEN_LEVELS:
+            level = self.levels[self.first_held]
+            if level.fd is not None:
+                os.close(level.fd)
+                level.fd = None
+            self.first_held += 1
 
     def pop(self) -> _Level:
         level = self.levels.pop()
         if level.fd is not None:
             os.close(level.fd)
             level.fd = None
+        self.first_held = min(self.first_held, len(self.levels))
         return level
 
     def close(self) -> None:
