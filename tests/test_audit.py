@@ -1,9 +1,21 @@
-"""The delete-everywhere audit finds deleted values at rest, even when never injected."""
+"""The delete-everywhere audit finds deleted values at rest, in every form a policy keeps."""
 
-from membench.core.audit import DOCUMENTS, VOCABULARY, audit_days, run_audit
+from membench.core.audit import (
+    INDEX_SEQUENCES,
+    INDEX_TERMS,
+    RECORDS,
+    RECORDS_STORE,
+    TEXT,
+    VECTORS,
+    audit_days,
+    run_audit,
+)
+from membench.core.policies import POLICIES, PolicySettings
+
+BOTH = {"phone_number", "personal_email"}
 
 
-def held(rows, policy, day, part=DOCUMENTS):
+def held(rows, policy, day, part=TEXT):
     return {(r.fact_key, r.store) for r in rows
             if r.policy == policy and r.day == day and r.part == part and r.holds}
 
@@ -19,16 +31,47 @@ def test_stores_that_keep_deleted_values(default_run):
     assert held(rows, "last_n_exchanges", 30) == both  # holds it, never injects it
     assert held(rows, "profile_bm25", 30) == both
     assert held(rows, "fact_log", 20) == {("phone_number", "fact_log")}
-    for clean in ("profile", "profile_bm25_redacted", "profile_bm25_unextracted",
-                  "memory_tool_profile", "session_buffer"):
-        assert held(rows, clean, 30) == set(), clean
-        assert held(rows, clean, 30, VOCABULARY) == set(), clean
+    for redacted in ("profile", "profile_bm25_redacted", "profile_bm25_unextracted",
+                     "memory_tool_profile", "session_buffer"):
+        assert held(rows, redacted, 30) == set(), redacted
+        assert held(rows, redacted, 30, INDEX_TERMS) == set(), redacted
+        assert held(rows, redacted, 30, INDEX_SEQUENCES) == set(), redacted
+    assert not any(r.holds for r in rows if r.policy == "session_buffer")
 
 
-def test_index_vocabulary_counts_only_identifying_terms(default_run):
+def test_index_terms_count_only_identifying_terms(default_run):
     rows = run_audit(default_run.scenario, default_run.records, default_run.policies)
-    vocab = {r.fact_key: r.held for r in rows if r.policy == "bm25_transcript"
-             and r.day == 30 and r.part == VOCABULARY}
-    assert set(vocab["phone_number"]) >= {"7700", "900123"}
-    redacted = [r for r in rows if r.policy == "profile_bm25_redacted" and r.part == VOCABULARY]
+    terms = {r.fact_key: r.held for r in rows if r.policy == "bm25_transcript"
+             and r.day == 30 and r.part == INDEX_TERMS}
+    assert set(terms["phone_number"]) >= {"7700", "900123"}
+    assert terms["personal_email"] == ()  # "k", "dev", "example", "com" occur elsewhere
+
+
+def test_index_token_sequences_rebuild_values_no_single_term_identifies(default_run):
+    """The email's tokens `k dev example com` stay in the transcript index, in order."""
+    rows = run_audit(default_run.scenario, default_run.records, default_run.policies)
+    for policy in ("bm25_transcript", "profile_bm25", "bm25_stemmed_transcript"):
+        assert {k for k, _ in held(rows, policy, 30, INDEX_SEQUENCES)} == BOTH, policy
+    redacted = [r for r in rows if r.policy == "profile_bm25_redacted"
+                and r.part in (INDEX_TERMS, INDEX_SEQUENCES)]
     assert redacted and not any(r.holds for r in redacted)
+
+
+def test_profile_policies_keep_the_extraction_records(default_run):
+    """Profiles are rebuilt from the record log each day, so the log holds the values."""
+    rows = run_audit(default_run.scenario, default_run.records, default_run.policies)
+    for policy in ("profile", "memory_tool_profile", "fact_log", "profile_bm25_redacted"):
+        assert held(rows, policy, 30, RECORDS) == {(k, RECORDS_STORE) for k in BOTH}, policy
+    for policy in ("full_transcript", "bm25_transcript", "session_buffer"):
+        assert not any(r.part == RECORDS for r in rows if r.policy == policy), policy
+
+
+def test_dense_policies_keep_a_vector_of_each_deleted_exchange(default_run):
+    settings = PolicySettings()
+    dense = [POLICIES[p](settings) for p in ("dense_transcript", "profile_dense_unextracted")]
+    rows = run_audit(default_run.scenario, default_run.records, dense)
+    assert {k for k, _ in held(rows, "dense_transcript", 30, VECTORS)} == BOTH
+    unextracted = [r for r in rows if r.policy == "profile_dense_unextracted"
+                   and r.part == VECTORS]
+    assert unextracted and not any(r.holds for r in unextracted)
+    assert not any(r.part in (INDEX_TERMS, INDEX_SEQUENCES) for r in rows)  # no BM25 index

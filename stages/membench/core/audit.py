@@ -2,25 +2,40 @@
 
 Injected leaks only show what reaches the model for one question; a store that keeps
 the phone number but never retrieves it still holds data the user asked to delete.
-After each deletion day and on the last day, every store each policy keeps is checked
-with the probes' whole-token matching. The vocabulary of every search index a policy builds is
-checked for terms that exist in it only because of the deleted facts' exchanges (terms
-also used elsewhere, like "example" or "com", cannot identify anyone and are not counted).
+After each deletion day and on the last day, every store each policy keeps is checked,
+in every form the policy keeps it:
+
+* text: the store's documents, with the probes' whole-token matching;
+* index terms: the search index's vocabulary, for terms that exist in it only because
+  of the deleted facts' exchanges ("example" or "com" are used elsewhere too);
+* index token sequences: the tokenized documents a search index keeps in order; the
+  phone number ``+44 7700 900123`` survives as the tokens ``44 7700 900123`` even when
+  no single term identifies anyone;
+* vectors: a dense index keeps one embedding per document, and a vector whose text held
+  a deleted value is held data (it is never re-embedded without it);
+* extraction records: policies whose stores are rebuilt from the extracted fact records
+  (fact log, profile, memory-tool files) keep the record log, set records included.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from membench.core.extract import FactRecord
-from membench.core.memory import IndexCache, Memory
-from membench.core.model import Scenario
-from membench.core.policies import Policy, lexical_index_stores
+from membench.core.memory import ANALYZERS, PLAIN, RECORD_STORES, IndexCache, Memory
+from membench.core.model import Fact, Scenario
+from membench.core.policies import Policy, lexical_index_analyzer, lexical_index_stores, \
+    needs_embeddings
 from membench.core.text import has, tokens
 
-DOCUMENTS = "documents"
-VOCABULARY = "index vocabulary"
+TEXT = "text"
+INDEX_TERMS = "index terms"
+INDEX_SEQUENCES = "index token sequences"
+VECTORS = "vectors"
+RECORDS = "extraction records"
+RECORDS_STORE = "fact_records"
+_JOIN = "\0"  # never inside a token (tokens are letters and digits)
 
 
 @dataclass(frozen=True)
@@ -29,8 +44,8 @@ class AuditRow:
     day: int
     fact_key: str
     store: str
-    part: str  # DOCUMENTS or VOCABULARY
-    held: tuple[str, ...]  # deleted values (documents) or identifying terms (vocabulary)
+    part: str  # TEXT, INDEX_TERMS, INDEX_SEQUENCES, VECTORS or RECORDS
+    held: tuple[str, ...]  # deleted values found (index terms: identifying terms found)
 
     @property
     def holds(self) -> bool:
@@ -42,6 +57,74 @@ def audit_days(scenario: Scenario) -> tuple[int, ...]:
     return tuple(sorted(days | {scenario.sessions}))
 
 
+def _sequence_finder(token_lists: Sequence[Sequence[str]]) -> Callable[[Sequence[str]], bool]:
+    """True for a token sequence that occurs consecutively, in order, in one document."""
+    joined = [_JOIN + _JOIN.join(words) + _JOIN for words in token_lists]
+    return lambda words: bool(words) and any(
+        _JOIN + _JOIN.join(words) + _JOIN in document for document in joined)
+
+
+def _keeps_records(policy: Policy) -> bool:
+    return any(store in RECORD_STORES for store in policy.stores)
+
+
+def _record_text(records: Sequence[FactRecord]) -> str:
+    return "\n".join(f"{r.text}\n{r.value or ''}" for r in records)
+
+
+class _DayAudit:
+    """One audit day: each store's forms are searched once, shared by the policies."""
+
+    def __init__(self, memory: Memory, deleted: Sequence[Fact], indexes: IndexCache) -> None:
+        self.memory = memory
+        self.deleted = deleted
+        self.indexes = indexes
+        deleted_keys = {f.key for f in deleted}
+        self.deleted_sources = {r.exchange_index for r in memory.records
+                                if r.key in deleted_keys}
+        self._found: dict[tuple[str, str, str], dict[str, tuple[str, ...]]] = {}
+
+    def found(self, store: str, part: str, analyzer: str = PLAIN) -> dict[str, tuple[str, ...]]:
+        """Fact key -> what ``part`` of ``store`` holds of it."""
+        key = (store, part, analyzer)
+        if key not in self._found:
+            self._found[key] = self._search(store, part, analyzer)
+        return self._found[key]
+
+    def _search(self, store: str, part: str, analyzer: str) -> dict[str, tuple[str, ...]]:
+        values = {f.key: tuple(dict.fromkeys(f.values())) for f in self.deleted}
+        if part == RECORDS:
+            text = _record_text(self.memory.records)
+            return {k: tuple(v for v in vs if has(text, v)) for k, vs in values.items()}
+        documents = self.memory.documents(store)
+        if part in (TEXT, VECTORS):  # one vector per document: held where the text is
+            text = "\n".join(d.text for d in documents)
+            return {k: tuple(v for v in vs if has(text, v)) for k, vs in values.items()}
+        tokenize = ANALYZERS[analyzer]
+        if part == INDEX_SEQUENCES:
+            occurs = _sequence_finder([tokenize(d.text) for d in documents])
+            return {k: tuple(v for v in vs if occurs(tokenize(v))) for k, vs in values.items()}
+        vocabulary = self.indexes.get(store, self.memory.day, documents).vocabulary
+        elsewhere = {t for d in documents if d.source not in self.deleted_sources
+                     for t in tokens(d.text)}
+        identifying = set(vocabulary) - elsewhere
+        return {k: tuple(t for t in dict.fromkeys(t for v in vs for t in tokens(v))
+                         if t in identifying) for k, vs in values.items()}
+
+    def rows(self, policy: Policy) -> list[AuditRow]:
+        checks = [(store, TEXT, PLAIN) for store in policy.stores]
+        for store in lexical_index_stores(policy):
+            checks += [(store, INDEX_TERMS, PLAIN),
+                       (store, INDEX_SEQUENCES, lexical_index_analyzer(policy))]
+        if needs_embeddings(policy):
+            checks += [(store, VECTORS, PLAIN) for store in policy.retrieves_from]
+        if _keeps_records(policy):
+            checks.append((RECORDS_STORE, RECORDS, PLAIN))
+        return [AuditRow(policy.id, self.memory.day, fact.key, store, part,
+                         self.found(store, part, analyzer)[fact.key])
+                for store, part, analyzer in checks for fact in self.deleted]
+
+
 def run_audit(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
               indexes: IndexCache | None = None) -> list[AuditRow]:
     indexes = indexes or IndexCache()
@@ -50,28 +133,7 @@ def run_audit(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
         deleted = [f for f in scenario.facts if f.deleted_at is not None and f.deleted_at <= day]
         if not deleted:
             continue
-        memory = Memory(scenario, records, day, indexes)
-        deleted_keys = {f.key for f in deleted}
-        deleted_sources = {r.exchange_index for r in memory.records if r.key in deleted_keys}
-        identifying_terms: dict[str, set[str]] = {}  # per store, shared by its policies
+        audit = _DayAudit(Memory(scenario, records, day, indexes), deleted, indexes)
         for policy in policies:
-            for store in policy.stores:
-                documents = memory.documents(store)
-                text = "\n".join(d.text for d in documents)
-                identifying: set[str] | None = None
-                if store in lexical_index_stores(policy):
-                    if store not in identifying_terms:
-                        vocabulary = indexes.get(store, day, documents).vocabulary
-                        elsewhere = {t for d in documents if d.source not in deleted_sources
-                                     for t in tokens(d.text)}
-                        identifying_terms[store] = set(vocabulary) - elsewhere
-                    identifying = identifying_terms[store]
-                for fact in deleted:
-                    values = dict.fromkeys(fact.values())
-                    rows.append(AuditRow(policy.id, day, fact.key, store, DOCUMENTS,
-                                         tuple(v for v in values if has(text, v))))
-                    if identifying is not None:
-                        terms = dict.fromkeys(t for v in values for t in tokens(v))
-                        rows.append(AuditRow(policy.id, day, fact.key, store, VOCABULARY,
-                                             tuple(t for t in terms if t in identifying)))
+            rows += audit.rows(policy)
     return rows

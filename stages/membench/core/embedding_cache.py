@@ -1,8 +1,13 @@
 """Embedding cache keyed by (model id, SHA-256 of the text), stored as Parquet.
 
 Embedding is the slow step of a run; re-runs over a mostly unchanged relationship
-should embed only the texts that changed. Keys hash the text so the file holds no
-conversation content. No torch here: callers pass the function that embeds misses.
+should embed only the texts that changed. The file holds no text, but it does hold
+conversation content: a SHA-256 of a templated statement is enumerable (a deleted
+phone number was recovered from its key in seconds), and each vector encodes its text.
+Nothing is evicted, so texts of deleted facts stay. This is the bench's own artifact,
+like its scenario and records, not a store any policy keeps; a deployed dense store
+must drop a deleted document's vector (the audit counts those as held).
+No torch here: callers pass the function that embeds misses.
 Pass a model id that changes when the weights do (e.g. with weights_sha256) if
 different weights may ever share one id.
 """

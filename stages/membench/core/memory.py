@@ -94,11 +94,17 @@ class Memory:
 
 StoreBuilder = Callable[[Memory], list[Document]]
 STORES: dict[str, StoreBuilder] = {}
+# Stores rebuilt each day from the extracted records' values: a policy keeping one keeps
+# the record log too, set records of deleted facts included (the audit checks it).
+RECORD_STORES: set[str] = set()
 
 
-def register_store(name: str) -> Callable[[StoreBuilder], StoreBuilder]:
+def register_store(name: str, *, from_records: bool = False
+                   ) -> Callable[[StoreBuilder], StoreBuilder]:
     def register(build: StoreBuilder) -> StoreBuilder:
         STORES[name] = build
+        if from_records:
+            RECORD_STORES.add(name)
         return build
 
     return register
@@ -129,12 +135,12 @@ def _transcript_unextracted(memory: Memory) -> list[Document]:
             if e.index not in memory._extracted]
 
 
-@register_store("fact_log")
+@register_store("fact_log", from_records=True)
 def _fact_log(memory: Memory) -> list[Document]:
     return [Document(r.exchange_index, r.line()) for r in memory.records]
 
 
-@register_store("profile")
+@register_store("profile", from_records=True)
 def _profile(memory: Memory) -> list[Document]:
     return [Document(r.exchange_index, r.line()) for r in profile_records(memory.records)]
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from membench.core.memory import STEMMED, Document, Memory
+from membench.core.memory import PLAIN, STEMMED, Document, Memory
 
 
 @dataclass(frozen=True)
@@ -137,10 +137,8 @@ class _Retrieval(Policy):
             found = memory.retrieve_dense(self.corpus, question, k)
         elif self.search == "hybrid":
             found = memory.retrieve_fused(self.corpus, question, k)
-        elif self.search == "bm25_stemmed":
-            found = memory.retrieve(self.corpus, question, k, STEMMED)
         else:
-            found = memory.retrieve(self.corpus, question, k)
+            found = memory.retrieve(self.corpus, question, k, lexical_index_analyzer(self))
         return _retrieved(found, prefix)
 
 
@@ -241,6 +239,11 @@ def policy_needs_embeddings(policy_id: str) -> bool:
 def lexical_index_stores(policy: Policy) -> tuple[str, ...]:
     """Stores the policy keeps a BM25 term dictionary for (dense-only policies keep none)."""
     return policy.retrieves_from if _search(policy) in BM25_SEARCHES else ()
+
+
+def lexical_index_analyzer(policy: Policy) -> str:
+    """The analyzer of the policy's BM25 index: its token sequences are stemmed or plain."""
+    return STEMMED if _search(policy) == "bm25_stemmed" else PLAIN
 
 
 def build_policies(settings: PolicySettings,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from membench.core.audit import VOCABULARY, AuditRow
+from membench.core.audit import RECORDS, AuditRow
 from membench.core.bench import BenchResult
 from membench.core.model import Exchange
 from membench.core.multiseed import Counts
@@ -196,9 +196,13 @@ def _audit(inputs: ReportInputs, counts: OutcomeCounts) -> str:
     days = sorted({r.day for r in inputs.audit})
     last = days[-1]
     intro = (f"At the end of days {', '.join(map(str, days))} (each deletion day and the last "
-             "day) every store each policy keeps was searched for the deleted values with the "
-             "probes' whole-token matching; each search index's vocabulary was searched for "
-             "terms that exist in it only because of the deleted facts' exchanges.")
+             "day) every store each policy keeps was searched for the deleted values in each "
+             "form the policy keeps it: the store's text (the probes' whole-token matching); "
+             "each search index's terms (those that exist only because of the deleted facts' "
+             "exchanges) and its token sequences (a value's tokens in order, within one "
+             "document); the vectors of a dense index (one per document, so a document whose "
+             "text held the value); and the extraction records, for policies whose stores are "
+             "rebuilt from them each day.")
     out = [intro, "", f"| Policy | Stores holding deleted data at day {last} | "
            + " | ".join(f"Held pairs, day {d}" for d in days) + " | Injected leaks |",
            "|---|---|" + "---:|" * len(days) + "---:|"]
@@ -208,7 +212,7 @@ def _audit(inputs: ReportInputs, counts: OutcomeCounts) -> str:
         at_last: dict[str, list[str]] = {}
         for r in rows:
             if r.day == last:
-                place = f"{r.store} {VOCABULARY}" if r.part == VOCABULARY else r.store
+                place = RECORDS if r.part == RECORDS else f"{r.store} {r.part}"
                 at_last.setdefault(place, []).append(r.fact_key)
         where = "; ".join(f"{place}: {', '.join(keys)}" for place, keys in at_last.items())
         per_day = " | ".join(str(sum(r.day == d for r in rows)) for d in days)

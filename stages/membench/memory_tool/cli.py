@@ -19,10 +19,16 @@ from .handler import MemoryToolHandler
 
 
 def _load_command(command: str) -> object:
-    text = sys.stdin.read() if command == "-" else command
+    """The parsed command; anything unreadable is a usage error (exit 2), never a traceback."""
+    if command == "-":
+        try:  # bytes, decoded here: the result must not depend on the locale's encoding
+            command = sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise typer.BadParameter(f"standard input is not UTF-8: {err}",
+                                     param_hint="COMMAND") from err
     try:
-        return json.loads(text)
-    except ValueError as err:
+        return json.loads(command)
+    except (ValueError, RecursionError) as err:  # RecursionError: nested too deeply
         raise typer.BadParameter(f"not valid JSON: {err}", param_hint="COMMAND") from err
 
 

@@ -22,8 +22,9 @@ from .errors import MemoryToolError
 from .paths import is_within
 
 DIR_MODE = 0o700
-DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-# O_NONBLOCK: opening a FIFO planted in the tree must not hang the tool.
+# O_NONBLOCK everywhere: opening a FIFO planted (or swapped in) anywhere in the tree must
+# not hang the tool while it holds the root's lock.
+DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 NODE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -62,7 +63,7 @@ def prepare_root(root: str | os.PathLike[str], *, create: bool) -> str:
 def open_root(real_root: str) -> Iterator[int]:
     """Descriptor of the root directory for the duration of one command."""
     try:
-        fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as err:
         raise MemoryToolError(
             messages.ROOT_UNUSABLE.format(root=real_root, reason=err.strerror or str(err))

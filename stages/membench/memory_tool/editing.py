@@ -67,12 +67,16 @@ def replace_unique(content: str, old_str: str, new_str: str, display: str) -> tu
 
 
 def insert_text(content: str, insert_line: int, text: str) -> str:
-    """Insert ``text`` after line ``insert_line`` (0 = at the top); ends with a newline."""
-    lines = content.splitlines()
+    """Insert ``text`` after line ``insert_line`` (0 = at the top); ends with a newline.
+
+    Lines are split on ``\n`` only: ``\r``, U+2028, form feeds and the like are content
+    the model wrote, and an insert must not rewrite them anywhere in the file.
+    """
+    body = content[:-1] if content.endswith("\n") else content
+    lines = body.split("\n") if body else []
     if insert_line < 0 or insert_line > len(lines):
         raise MemoryToolError(
             messages.INVALID_INSERT_LINE.format(insert_line=insert_line, count=len(lines))
         )
     lines.insert(insert_line, text.rstrip("\n"))
-    new_content = "\n".join(lines)
-    return new_content if new_content.endswith("\n") else new_content + "\n"
+    return "\n".join(lines) + "\n"

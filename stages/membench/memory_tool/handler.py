@@ -10,7 +10,6 @@ Anthropic SDK's local-filesystem helper would return. Every failure is a
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -30,7 +29,8 @@ from .errors import MemoryToolError
 from .listing import render_directory
 from .locking import root_lock
 from .params import CommandParams
-from .paths import MemoryPath, parse_memory_path, quote_for_message
+from .paths import MAX_DEPTH, MemoryPath, parse_memory_path, quote_for_message
+from .tree import remove_entry, tree_height
 
 TOOL_TYPE = "memory_20250818"
 TOOL_NAME = "memory"
@@ -125,7 +125,14 @@ class MemoryToolHandler:
         return path
 
     @staticmethod
-    def _read_text(fd: int, info: os.stat_result, path: MemoryPath) -> str:
+    def _read_text(dir_fd: int, fd: int, info: os.stat_result, path: MemoryPath) -> str:
+        """The file's text, refused if it is (or was, while we read) linked from elsewhere.
+
+        The link count checked after opening can be raced: a co-tenant links an outside
+        file in, we open it, the co-tenant unlinks it again and the count is back to 1.
+        So after reading, the name must still name this inode with a link count of 1
+        (one ``lstat``: the only link is the root's name) and the inode must be unchanged.
+        """
         if stat.S_ISDIR(info.st_mode):
             raise MemoryToolError(messages.NOT_A_FILE.format(path=path.text))
         if not stat.S_ISREG(info.st_mode):
@@ -135,6 +142,16 @@ class MemoryToolHandler:
         chunks = []
         while chunk := os.read(fd, _READ_CHUNK):
             chunks.append(chunk)
+        named = lstat_at(dir_fd, path.name)
+        after = os.fstat(fd)
+        if (
+            named is None
+            or (named.st_dev, named.st_ino) != (info.st_dev, info.st_ino)
+            or named.st_nlink != 1
+            or after.st_nlink != 1
+            or after.st_ctime_ns != info.st_ctime_ns
+        ):
+            raise MemoryToolError(messages.HARD_LINKED.format(path=path.text))
         try:
             return b"".join(chunks).decode("utf-8")
         except UnicodeDecodeError:
@@ -146,7 +163,7 @@ class MemoryToolHandler:
             raise MemoryToolError(messages.NOT_A_FILE.format(path=path.text))
         with self._locked_root(exclusive=True) as root_fd, self._parent_of(root_fd, path) as dir_fd:
             with open_node(dir_fd, path.name, display=path.text) as (fd, info):
-                content = self._read_text(fd, info, path)
+                content = self._read_text(dir_fd, fd, info, path)
             new_content, result = transform(content)
             write_file(dir_fd, path.name, new_content.encode("utf-8"), overwrite=True)
         return result
@@ -165,13 +182,14 @@ class MemoryToolHandler:
             ):
                 if stat.S_ISDIR(info.st_mode):
                     return render_directory(fd, info.st_size, path.text, path.display)
-                return render_file(self._read_text(fd, info, path), path.text, view_range)
+                return render_file(self._read_text(dir_fd, fd, info, path), path.text, view_range)
 
     def _create(self, params: CommandParams) -> str:
         path = self._file_path(params)
         data = params.text("file_text").encode("utf-8")
         if path.is_root:
             raise MemoryToolError(messages.ALREADY_EXISTS.format(path=path.text))
+        _check_depth(path, len(path.parts))
         with (
             self._locked_root(exclusive=True) as root_fd,
             self._parent_of(root_fd, path, create=True) as dir_fd,
@@ -201,10 +219,9 @@ class MemoryToolHandler:
             raise MemoryToolError(messages.DELETE_ROOT)
         with self._locked_root(exclusive=True) as root_fd, ExitStack() as stack:
             dir_fd = self._enter_existing_parent(stack, root_fd, path)
-            info = lstat_at(dir_fd, path.name)
-            if info is None:
+            if lstat_at(dir_fd, path.name) is None:
                 raise _not_found(path)
-            _remove(dir_fd, path.name, info)
+            remove_entry(dir_fd, path.name)
             os.fsync(dir_fd)
         return messages.DELETED.format(path=path.text)
 
@@ -236,6 +253,8 @@ class MemoryToolHandler:
             raise MemoryToolError(
                 messages.RENAME_INTO_ITSELF.format(old_path=old.text, new_path=new.text)
             )
+        height = tree_height(old_dir, old.name, limit=MAX_DEPTH + 1)
+        _check_depth(new, len(new.parts) - 1 + height)
         with self._parent_of(root_fd, new, create=True) as new_dir:
             if lstat_at(new_dir, new.name) is not None:
                 raise MemoryToolError(messages.DESTINATION_EXISTS.format(path=new.text))
@@ -248,14 +267,15 @@ def _not_found(path: MemoryPath) -> MemoryToolError:
     return MemoryToolError(messages.NOT_FOUND.format(path=path.text))
 
 
-def _remove(dir_fd: int, name: str, info: os.stat_result) -> None:
-    """Delete a file, symlink (the link only) or whole directory, never following links."""
-    if not stat.S_ISDIR(info.st_mode):
-        os.unlink(name, dir_fd=dir_fd)
-        return
-    if not shutil.rmtree.avoids_symlink_attacks:
-        raise MemoryToolError("Deleting directories safely is not supported on this platform.")
-    shutil.rmtree(name, dir_fd=dir_fd)
+def _check_depth(path: MemoryPath, depth: int) -> None:
+    """Refuse to put anything deeper than MAX_DEPTH levels below /memories.
+
+    Without a bound the model alone can build a tree (create a deep path, rename it below
+    another deep path, again and again) too deep for other tools to walk or delete.
+    """
+    if depth > MAX_DEPTH:
+        raise MemoryToolError(messages.TOO_DEEP.format(path=path.text, depth=depth,
+                                                       limit=MAX_DEPTH))
 
 
 def _path_for_message(command: object) -> str:

@@ -3,7 +3,9 @@
 Matches the SDK's listing: two levels deep, sorted by name, hidden entries
 (names starting with ``.``) skipped, directories suffixed with ``/``, sizes in
 the SDK's human format. Unlike the SDK, symlinks and other special files are
-left out instead of followed.
+left out instead of followed, and so are hard-linked files: their size may be an
+outside file's. A name that is not UTF-8 is shown with its bytes escaped
+(``caf\\xe9.md``), never as lone surrogates, which are not valid text for the model.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ def format_size(size: int) -> str:
     return f"{scaled:.1f}{_SIZE_UNITS[exponent]}"
 
 
+def shown_name(name: str) -> str:
+    """A file name as valid text: bytes that are not UTF-8 become ``\\xNN`` escapes."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def _collect(dir_fd: int, prefix: str, depth: int, out: list[tuple[str, str]]) -> None:
     try:
         names = sorted(os.listdir(dir_fd))
@@ -37,7 +44,7 @@ def _collect(dir_fd: int, prefix: str, depth: int, out: list[tuple[str, str]]) -
     for name in names:
         if name.startswith("."):
             continue
-        relative = f"{prefix}{name}"
+        relative = f"{prefix}{shown_name(name)}"
         try:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError:
@@ -46,7 +53,7 @@ def _collect(dir_fd: int, prefix: str, depth: int, out: list[tuple[str, str]]) -
             out.append((format_size(info.st_size), f"{relative}/"))
             if depth < MAX_DEPTH:
                 _collect_child(dir_fd, name, f"{relative}/", depth + 1, out)
-        elif stat.S_ISREG(info.st_mode):
+        elif stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
             out.append((format_size(info.st_size), relative))
 
 

@@ -65,6 +65,14 @@ HARD_LINKED = (
     "The file {path} has more than one hard link; refusing to read it, because its content "
     "may belong to a file outside /memories."
 )
+TOO_DEEP = (
+    "The path {path} would put files {depth} levels below /memories; the memory tool allows "
+    "at most {limit}."
+)
+INVALID_VIEW_RANGE_END = (
+    "Invalid `view_range` parameter: {view_range}. The end must be a line number or -1 "
+    "(to the end of the file)."
+)
 NOT_UTF8 = "The file {path} is not valid UTF-8 text."
 OS_FAILURE = "Could not {action} {path}: {reason}"
 INTERNAL_FAILURE = "Internal error while running `{command}`: {detail}"

@@ -70,6 +70,8 @@ class CommandParams:
             or not all(isinstance(item, int) and not isinstance(item, bool) for item in value)
         ):
             raise MemoryToolError(messages.INVALID_VIEW_RANGE.format(view_range=_short(value)))
+        if value[1] < -1:  # only -1 means "to the end"; -2 must not silently drop lines
+            raise MemoryToolError(messages.INVALID_VIEW_RANGE_END.format(view_range=_short(value)))
         return value[0], value[1]
 
 

@@ -30,6 +30,9 @@ from .errors import MemoryToolError
 
 MAX_COMPONENT_BYTES = 255
 MAX_PATH_BYTES = 1024
+# Levels below /memories that create and rename may make: deep enough for any sensible
+# layout, shallow enough that walking or deleting a tree the tool made is cheap.
+MAX_DEPTH = 32
 LOCK_NAME = ".memory-tool.lock"
 TEMP_PREFIX = ".memory-tool.tmp-"
 
@@ -150,7 +153,10 @@ def resolve_memory_path(root: str | os.PathLike[str], requested: str) -> str:
     (so a symlink inside the root that points out is refused too). Returns the
     relative POSIX path, e.g. ``projects/checkout.md`` (``.`` for the root).
     Reads no file contents and writes nothing; symlink resolution does consult
-    the filesystem. The handler does not rely on this check alone - see dirfd.py.
+    the filesystem. A check, not a safe way in: the result is only true at the
+    moment of the check, and a caller that then opens the path itself loses a swap
+    race (a directory replaced by a symlink in between). Use ``MemoryToolHandler``
+    for anything that touches files; it walks descriptors instead (see dirfd.py).
     """
     memory_path = parse_memory_path(requested)
     real_root = os.path.realpath(root)
