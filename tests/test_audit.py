@@ -57,13 +57,17 @@ def test_index_token_sequences_rebuild_values_no_single_term_identifies(default_
     assert redacted and not any(r.holds for r in redacted)
 
 
-def test_profile_policies_keep_the_extraction_records(default_run):
-    """Profiles are rebuilt from the record log each day, so the log holds the values."""
+def test_only_the_fact_log_keeps_the_extraction_records(default_run):
+    """An append-only log is the record log; a profile applies records and keeps its lines."""
     rows = run_audit(default_run.scenario, default_run.records, default_run.policies)
-    for policy in ("profile", "memory_tool_profile", "fact_log", "profile_bm25_redacted"):
+    for policy in ("fact_log", "bm25_fact_log"):
         assert held(rows, policy, 30, RECORDS) == {(k, RECORDS_STORE) for k in BOTH}, policy
-    for policy in ("full_transcript", "bm25_transcript", "session_buffer"):
+    for policy in ("profile", "memory_tool_profile", "profile_bm25_redacted", "full_transcript",
+                   "bm25_transcript", "session_buffer"):
         assert not any(r.part == RECORDS for r in rows if r.policy == policy), policy
+    for policy in ("profile", "memory_tool_profile", "profile_bm25_unextracted"):
+        day_30 = [r for r in rows if r.policy == policy and r.day == 30]
+        assert day_30 and not any(r.holds for r in day_30), policy
 
 
 def test_dense_policies_keep_a_vector_of_each_deleted_exchange(default_run):

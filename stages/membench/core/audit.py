@@ -13,8 +13,10 @@ in every form the policy keeps it:
   no single term identifies anyone;
 * vectors: a dense index keeps one embedding per document, and a vector whose text held
   a deleted value is held data (it is never re-embedded without it);
-* extraction records: policies whose stores are rebuilt from the extracted fact records
-  (fact log, profile, memory-tool files) keep the record log, set records included.
+* extraction records: policies whose store is the extraction record log itself (the
+  append-only fact log) keep every record, set records included. A profile applies each
+  record as an upsert or a delete and keeps only its lines; that the bench replays it from
+  the log each day is the bench's mechanics, not a store the profile keeps.
 """
 
 from __future__ import annotations

@@ -94,16 +94,18 @@ class Memory:
 
 StoreBuilder = Callable[[Memory], list[Document]]
 STORES: dict[str, StoreBuilder] = {}
-# Stores rebuilt each day from the extracted records' values: a policy keeping one keeps
-# the record log too, set records of deleted facts included (the audit checks it).
+# Stores that are the extraction record log itself (append-only): a policy keeping one keeps
+# every record, those of deleted facts included (the audit checks it). A profile is rebuilt
+# from the records each day only because that is how the bench replays upserts; a deployed
+# profile applies each record once and keeps just its lines, so it is not one of these.
 RECORD_STORES: set[str] = set()
 
 
-def register_store(name: str, *, from_records: bool = False
+def register_store(name: str, *, keeps_record_log: bool = False
                    ) -> Callable[[StoreBuilder], StoreBuilder]:
     def register(build: StoreBuilder) -> StoreBuilder:
         STORES[name] = build
-        if from_records:
+        if keeps_record_log:
             RECORD_STORES.add(name)
         return build
 
@@ -135,12 +137,12 @@ def _transcript_unextracted(memory: Memory) -> list[Document]:
             if e.index not in memory._extracted]
 
 
-@register_store("fact_log", from_records=True)
+@register_store("fact_log", keeps_record_log=True)
 def _fact_log(memory: Memory) -> list[Document]:
     return [Document(r.exchange_index, r.line()) for r in memory.records]
 
 
-@register_store("profile", from_records=True)
+@register_store("profile")
 def _profile(memory: Memory) -> list[Document]:
     return [Document(r.exchange_index, r.line()) for r in profile_records(memory.records)]
 

@@ -201,8 +201,8 @@ def _audit(inputs: ReportInputs, counts: OutcomeCounts) -> str:
              "each search index's terms (those that exist only because of the deleted facts' "
              "exchanges) and its token sequences (a value's tokens in order, within one "
              "document); the vectors of a dense index (one per document, so a document whose "
-             "text held the value); and the extraction records, for policies whose stores are "
-             "rebuilt from them each day.")
+             "text held the value); and the extraction record log, for policies that keep it "
+             "(an append-only fact log is that log).")
     out = [intro, "", f"| Policy | Stores holding deleted data at day {last} | "
            + " | ".join(f"Held pairs, day {d}" for d in days) + " | Injected leaks |",
            "|---|---|" + "---:|" * len(days) + "---:|"]

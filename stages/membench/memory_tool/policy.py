@@ -71,7 +71,7 @@ def _records(memory: Memory) -> tuple[FactRecord, ...]:
     return tuple(memory.records)
 
 
-@register_store("memory_tool_files", from_records=True)
+@register_store("memory_tool_files")
 def _memory_tool_files(memory: Memory) -> list[Document]:
     return [Document(source, text) for _, text, source in replay(_records(memory)).contents]
 
