@@ -46,3 +46,19 @@ def build_documents(count: int = 360, seed: int = 0) -> list[str]:
         snippet = "\n".join(lines[start : start + LINES_PER_SNIPPET])
         documents.append(f"{rng.choice(QUESTIONS)}\n\n{snippet}")
     return documents
+
+
+def default_embed_texts(root: Path = Path(".")) -> list[str]:
+    """Every text the embed stage embeds for the params at root, by the stage's own code.
+
+    Needs the stages before embed to have run (`dvc repro extract`).
+    """
+    from membench.core.indexing import embedding_texts
+    from membench.policy_set import build_policies, dense_corpora
+    from membench.stages.common import read_params, read_parquet, read_scenario
+    from membench.tables import records_from_table
+
+    params = read_params(root / "params.yaml")
+    records = records_from_table(read_parquet(root / "data/fact_records.parquet"))
+    policies = build_policies(params.policies)
+    return embedding_texts(read_scenario(root / "data/scenario"), records, dense_corpora(policies))

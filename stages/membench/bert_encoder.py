@@ -75,7 +75,7 @@ def erf(x: np.ndarray) -> np.ndarray:
     return 2.0 * normal_cdf(np.asarray(x, dtype=np.float64) * math.sqrt(2)) - 1.0
 
 
-def _gelu_rows(x: np.ndarray) -> None:
+def gelu_in_place(x: np.ndarray) -> None:
     x *= normal_cdf(x)
 
 
@@ -186,7 +186,7 @@ class BertEncoder:
             inner += bias
             step = max(1, CHUNK_VALUES // inner.shape[1])
             for start in range(0, len(inner), step):
-                _gelu_rows(inner[start : start + step])
+                gelu_in_place(inner[start : start + step])
             weight, bias = params["output"]
             out = inner @ weight
             out += bias
