@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import typer
 
 from membench.core.embedding_cache import CACHE_SCHEMA, EmbeddingCache
+from membench.embedding import ENCODER_VERSION  # cheap: loads no model or tokenizer
 from membench.core.indexing import embedding_texts
 from membench.embedding_files import load_cache
 from membench.outputs import staged_outputs
@@ -44,28 +45,22 @@ CacheFile = Annotated[Path, typer.Option("--cache", help="Per-text vector cache 
 ENCODER_METADATA = b"membench.embedding_encoder"
 
 
-def _encoder_version() -> str:
-    from membench.embedding import ENCODER_VERSION  # cheap: no model, no tokenizer
-
-    return ENCODER_VERSION
-
-
 def load_encoder_cache(path: Path) -> EmbeddingCache:
     """The cache at path if this encoder wrote it; otherwise an empty one, said on stderr."""
     cache = load_cache(path)
     if not len(cache):
         return cache
     stored = (pq.read_schema(path).metadata or {}).get(ENCODER_METADATA, b"").decode()
-    if stored != _encoder_version():
+    if stored != ENCODER_VERSION:
         typer.echo(f"embed: dropping {len(cache)} cached vectors made by encoder "
-                   f"{stored or 'unversioned (torch)'!r}, not {_encoder_version()!r}", err=True)
+                   f"{stored or 'unversioned (torch)'!r}, not {ENCODER_VERSION!r}", err=True)
         return EmbeddingCache()
     return cache
 
 
 def _with_encoder(table: pa.Table, metadata: dict[str, str] | None = None) -> pa.Table:
     return table.replace_schema_metadata(
-        {**(metadata or {}), ENCODER_METADATA.decode(): _encoder_version()})
+        {**(metadata or {}), ENCODER_METADATA.decode(): ENCODER_VERSION})
 
 
 def embeddings_table(cache: EmbeddingCache, model_id: str, texts: list[str],
@@ -113,7 +108,7 @@ def vectors_from_table(table: pa.Table, model_id: str) -> dict:
         raise ValueError(f"embeddings were made with {stored!r}, params say {model_id!r}: "
                          "rerun the embed stage")
     encoder = (table.schema.metadata or {}).get(ENCODER_METADATA, b"").decode()
-    if encoder != _encoder_version():
+    if encoder != ENCODER_VERSION:
         raise ValueError(f"embeddings were made by encoder {encoder or 'unversioned'!r}, "
-                         f"not {_encoder_version()!r}: rerun the embed stage")
+                         f"not {ENCODER_VERSION!r}: rerun the embed stage")
     return EmbeddingCache.from_table(table.replace_schema_metadata(None)).vectors(model_id)
