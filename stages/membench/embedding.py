@@ -6,12 +6,13 @@ pass is membench.bert_encoder: float64 numpy, no torch, no transformers.
 
 Why a grid: BLAS sums in an order that depends on the CPU's kernel (and float32 torch
 vectors differed by ~1e-7 between an AMD and an Intel machine). Here the float64 vectors
-differ by at most MEASURED_NOISE across OpenBLAS kernels (OPENBLAS_CORETYPE Haswell,
-SkylakeX, Sandybridge, Nehalem, Prescott), BLAS thread counts 1 and 2, and batch sizes,
-over the 416 default texts (benchmarks/embedding_noise.py). Each component is then
-rounded to a multiple of 2^-20 (~9.5e-7, over 10^9 times that noise), so a value
-would have to land within 1e-15 of a rounding boundary for two machines to disagree:
-odds of about 1e-9 per component, ~1e-4 per full run of 160,000 components. Grid
+differ by at most 4.0e-16 across OpenBLAS kernels (OPENBLAS_CORETYPE SkylakeX, Haswell,
+Sandybridge, Prescott, Nehalem), OPENBLAS_NUM_THREADS 1 and 2, numpy's AVX-512 loops on
+or off, embed threads and batch sizes, over the 416 default texts
+(benchmarks/embedding_noise.py). Each component is then rounded to a multiple of 2^-20
+(~9.5e-7, 2.4e9 times that noise), so a value would have to land within 4e-16 of a
+rounding boundary for two machines to disagree: odds of about 8e-10 per component,
+~1e-4 per full run of 160,000 components. Grid
 values are exact in float32, which the files keep storing. Parity with
 sentence-transformers: within grid/2 + 1e-6 (tests/dense/fixtures).
 
