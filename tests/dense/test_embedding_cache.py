@@ -116,3 +116,16 @@ def test_cache_from_another_encoder_is_dropped_with_a_message(tmp_path, capsys):
         {ENCODER_METADATA.decode(): ENCODER_VERSION}), current)
     assert len(load_encoder_cache(current)) == 2
     assert capsys.readouterr().err == ""
+
+
+def test_policies_refuse_embeddings_from_another_encoder():
+    from membench.stages.embed import embeddings_table, vectors_from_table
+
+    cache = EmbeddingCache()
+    cache.embed(MODEL, ["a"], CountingEmbedder())
+    table = embeddings_table(cache, MODEL, ["a"], weights_sha256="0" * 64)
+    assert list(vectors_from_table(table, MODEL)) == [text_sha256("a")]
+    metadata = {key: value for key, value in table.schema.metadata.items()
+                if key != b"membench.embedding_encoder"}
+    with pytest.raises(ValueError, match="encoder"):
+        vectors_from_table(table.replace_schema_metadata(metadata), MODEL)
