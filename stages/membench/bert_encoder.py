@@ -152,21 +152,22 @@ class BertEncoder:
         weight, bias = params["qkv"]  # the query part pre-scaled by 1/sqrt(head size)
         qkv = x @ weight
         qkv += bias
-        head_size = self.hidden_size // self.heads
-        # (batch, length, 3, heads, head) -> contiguous (batch, heads, length, head) each,
-        # keys transposed: every product below is then one plain 2-D BLAS call.
-        qkv = qkv.reshape(batch, length, 3, self.heads, head_size)
-        query = np.ascontiguousarray(qkv[:, :, 0].transpose(0, 2, 1, 3))
-        keys_t = np.ascontiguousarray(qkv[:, :, 1].transpose(0, 2, 3, 1))
-        value = np.ascontiguousarray(qkv[:, :, 2].transpose(0, 2, 1, 3))
-        context = np.empty_like(query)
-
-        for b in range(batch):
-            for h in range(self.heads):
-                scores = query[b, h] @ keys_t[b, h]
-                _softmax_rows(scores)
-                np.matmul(scores, value[b, h], out=context[b, h])
-        context = context.transpose(0, 2, 1, 3).reshape(batch * length, self.hidden_size)
+        size, hidden = self.hidden_size // self.heads, self.hidden_size
+        context = np.empty_like(x)
+        # Per text and head, 2-D views into qkv: BLAS reads them in place, no copies.
+        for start in range(0, batch * length, length):
+            rows = slice(start, start + length)
+            for offset in range(0, hidden, size):
+                query = qkv[rows, offset : offset + size]
+                key = qkv[rows, hidden + offset : hidden + offset + size]
+                value = qkv[rows, 2 * hidden + offset : 2 * hidden + offset + size]
+                weights = query @ key.T
+                weights -= weights.max(axis=1, keepdims=True)
+                np.exp(weights, out=weights)
+                # Normalise after weighting the values: length x head, not length x length.
+                context[rows, offset : offset + size] = (weights @ value) / weights.sum(
+                    axis=1, keepdims=True
+                )
         weight, bias = params["attention_out"]
         out = context @ weight
         out += bias
@@ -196,9 +197,3 @@ class BertEncoder:
             out += x
             x = self._layer_norm(out, params["output_norm"])
         return x.reshape(batch, length, self.hidden_size)
-
-
-def _softmax_rows(scores: np.ndarray) -> None:
-    scores -= scores.max(axis=-1, keepdims=True)
-    np.exp(scores, out=scores)
-    scores /= scores.sum(axis=-1, keepdims=True)
