@@ -111,7 +111,8 @@ def test_rrf_scores_match_hand_computed_values():
 def test_rrf_scores_are_exact_so_ties_survive_any_addition_order():
     # As floats, (1/61 + 1/62) + 1/63 and (1/63 + 1/62) + 1/61 need not be equal.
     scores = rrf_scores([[0, 1, 2], [1, 2, 0], [2, 0, 1]], k=60)
-    assert scores[0] == scores[1] == scores[2] == Fraction(1, 61) + Fraction(1, 62) + Fraction(1, 63)
+    exact = Fraction(1, 61) + Fraction(1, 62) + Fraction(1, 63)
+    assert scores[0] == scores[1] == scores[2] == exact
     assert reciprocal_rank_fusion([[2, 0, 1], [0, 1, 2], [1, 2, 0]], top=3) == [0, 1, 2]
 
 
