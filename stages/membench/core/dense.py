@@ -1,20 +1,53 @@
-"""Dense retrieval and rank fusion over precomputed vectors (numpy only).
+"""Dense retrieval and rank fusion over precomputed vectors, in exact integer arithmetic.
 
-Kept free of torch so policies can rank with cached vectors without loading a
-model. Vectors come from membench.embedding or any other source.
+Kept free of any model so policies can rank with cached vectors without loading one.
+
+Why integers: a float dot product sums in a CPU-specific order, so two documents whose
+scores agree to the last bits could swap places on another machine. Embeddings are unit
+vectors rounded to a grid of 2^-GRID_BITS (membench.embedding does it; snap_to_grid
+does it for any other vectors), so each is an integer vector times the grid and the
+cosine similarity is their int64 dot product times 2^-2*GRID_BITS: exact, the same in
+any summation order, and ties are real ties, broken by the lower document index.
+No overflow: each |component| <= 2^GRID_BITS, so by Cauchy-Schwarz |dot| <= 2^(2*GRID_BITS+1).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 
+# 2^-20 ~ 9.5e-7: 2.4e9 times coarser than the float64 noise of the encoder across BLAS
+# kernels and thread counts (measured 4.0e-16: see membench.embedding), and grid
+# values (integers up to 2^20 times a power of two) are exact in float32.
+GRID_BITS = 20
+GRID_SCALE = float(2**GRID_BITS)
 
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1; all-zero rows stay zero (similarity 0 to all)."""
-    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
-    return matrix / np.where(norms == 0, 1.0, norms)
+
+def snap_to_grid(unit_rows: np.ndarray) -> np.ndarray:
+    """Each component rounded to the nearest multiple of 2^-GRID_BITS, as float32 (exact)."""
+    return (np.rint(np.asarray(unit_rows, dtype=np.float64) * GRID_SCALE) / GRID_SCALE).astype(
+        np.float32
+    )
+
+
+def grid_integers(vectors: np.ndarray) -> np.ndarray:
+    """int64 rows k with vector ~ k * 2^-GRID_BITS and unit length.
+
+    Rows that already are unit vectors on the grid (stored embeddings) are taken as they
+    are: renormalising would move them off the grid point the encoder chose. Any other
+    row is scaled to unit length and rounded; all-zero rows stay zero (similarity 0).
+    """
+    rows = np.asarray(vectors, dtype=np.float64)
+    scaled = rows * GRID_SCALE
+    integers = np.rint(scaled)
+    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
+    on_grid = np.all(integers == scaled, axis=-1, keepdims=True) & (np.abs(norms - 1) < 1e-4)
+    if not on_grid.all():
+        unit = rows / np.where(norms == 0, 1.0, norms)
+        integers = np.where(on_grid, integers, np.rint(unit * GRID_SCALE))
+    return integers.astype(np.int64)
 
 
 def _check_k(k: int) -> None:
@@ -28,23 +61,17 @@ def cosine_top_k(query_vec: np.ndarray, doc_matrix: np.ndarray, k: int) -> list[
     Unlike BM25 there is no score threshold: cosine similarity has no natural
     zero meaning "unrelated" (unrelated texts still score around 0.0-0.2, and
     negative scores are legal), so every document is a candidate and exactly
-    min(k, number of documents) indices come back. Equal scores keep the earlier
-    document first (stable sort), so results do not depend on sort internals.
+    min(k, number of documents) indices come back. Scores are exact integers
+    (see the module docstring); equal scores put the lower document index first.
     """
-    _check_k(k)
     docs = np.asarray(doc_matrix, dtype=np.float64)
     if docs.ndim != 2:
         raise ValueError(f"doc_matrix must be 2-D, got shape {docs.shape}")
-    if docs.shape[0] == 0:
-        return []
-    query = np.asarray(query_vec, dtype=np.float64).reshape(-1)
-    if query.shape[0] != docs.shape[1]:
-        raise ValueError(f"query has {query.shape[0]} dimensions, documents have {docs.shape[1]}")
-    return _best_first(_unit_rows(docs) @ _unit_rows(query), k)
+    return DenseIndex(docs).top_k(query_vec, k)
 
 
 def _best_first(scores: np.ndarray, k: int) -> list[int]:
-    # Stable sort on the negated score: ties keep the earlier document first.
+    # Stable sort on the negated integer score: ties keep the lower document index first.
     order = np.argsort(-scores, kind="stable")
     return [int(i) for i in order[:k]]
 
@@ -57,39 +84,41 @@ class DenseIndex:
         if vectors.ndim != 2:
             raise ValueError(f"doc_vectors must be 2-D, got shape {vectors.shape}")
         self.size = vectors.shape[0]
-        # Normalise once here rather than on every query.
-        self._unit_vectors = _unit_rows(vectors)
+        self._integers = grid_integers(vectors)  # once here rather than on every query
 
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
-        """Cosine similarity of the query to every document, in document order."""
+        """Cosine similarity to every document, in document order, as int64 in units of
+        2^-2*GRID_BITS (exact, so equal scores are equal on every machine)."""
         query = np.asarray(query_vector, dtype=np.float64).reshape(-1)
-        if query.shape[0] != self._unit_vectors.shape[1]:
+        if query.shape[0] != self._integers.shape[1]:
             raise ValueError(
                 f"query has {query.shape[0]} dimensions, documents have "
-                f"{self._unit_vectors.shape[1]}"
+                f"{self._integers.shape[1]}"
             )
-        return self._unit_vectors @ _unit_rows(query)
+        return self._integers @ grid_integers(query[np.newaxis])[0]
 
     def top_k(self, query_vector: np.ndarray, k: int) -> list[int]:
         """Same contract as cosine_top_k: always min(k, size) indices, best first."""
         _check_k(k)
-        return _best_first(self.scores(query_vector), k)
+        scores = self.scores(query_vector)
+        return _best_first(scores, k) if self.size else []
 
 
-def rrf_scores(rankings: Sequence[Sequence[int]], k: int = 60) -> dict[int, float]:
+def rrf_scores(rankings: Sequence[Sequence[int]], k: int = 60) -> dict[int, Fraction]:
     """Fused score per document: sum of 1 / (k + rank) over the lists, rank from 1.
 
     A document absent from a list gets nothing from it. Only ranks are used, so
-    BM25 and cosine scores need no common scale (Cormack et al. 2009).
+    BM25 and cosine scores need no common scale (Cormack et al. 2009). Exact
+    fractions: equal fused scores are equal whatever order the terms were added in.
     """
     if k < 0:
         raise ValueError(f"RRF constant k must be non-negative, got {k}")
-    fused: dict[int, float] = {}
+    fused: dict[int, Fraction] = {}
     for ranking in rankings:
         if len(set(ranking)) != len(ranking):
             raise ValueError(f"ranking lists a document twice: {list(ranking)}")
         for rank, doc in enumerate(ranking, start=1):
-            fused[int(doc)] = fused.get(int(doc), 0.0) + 1.0 / (k + rank)
+            fused[int(doc)] = fused.get(int(doc), Fraction(0)) + Fraction(1, k + rank)
     return fused
 
 

@@ -1,9 +1,11 @@
 """Stage embed: vectors for every text a dense policy can see, and for every probe.
 
-The policies stage then ranks with arithmetic on these vectors and never imports torch.
+The policies stage then ranks with integer arithmetic on these vectors and loads no model.
 Vectors are also kept in a per-text cache (model id + text SHA-256) that DVC persists
 between runs, so a rerun embeds only texts it has not seen, and loads no model at all
-when there are none.
+when there are none. Both files record the encoder version (ENCODER_METADATA): a cache
+written by another encoder (such as the torch one before it) is dropped, with a message,
+rather than mixing its vectors with this encoder's.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from pathlib import Path
 from typing import Annotated
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import typer
 
 from membench.core.embedding_cache import CACHE_SCHEMA, EmbeddingCache
+from membench.embedding import ENCODER_VERSION  # cheap: loads no model or tokenizer
 from membench.core.indexing import embedding_texts
 from membench.embedding_files import load_cache
 from membench.outputs import staged_outputs
@@ -38,12 +42,32 @@ EMBEDDINGS_PATH = Path("data/embeddings.parquet")
 EMBEDDING_CACHE_PATH = Path("data/embedding_cache.parquet")
 EmbeddingsFile = Annotated[Path, typer.Option("--embeddings", help="Vectors (Parquet).")]
 CacheFile = Annotated[Path, typer.Option("--cache", help="Per-text vector cache (Parquet).")]
+ENCODER_METADATA = b"membench.embedding_encoder"
+
+
+def load_encoder_cache(path: Path) -> EmbeddingCache:
+    """The cache at path if this encoder wrote it; otherwise an empty one, said on stderr."""
+    cache = load_cache(path)
+    if not len(cache):
+        return cache
+    stored = (pq.read_schema(path).metadata or {}).get(ENCODER_METADATA, b"").decode()
+    if stored != ENCODER_VERSION:
+        typer.echo(f"embed: dropping {len(cache)} cached vectors made by encoder "
+                   f"{stored or 'unversioned (torch)'!r}, not {ENCODER_VERSION!r}", err=True)
+        return EmbeddingCache()
+    return cache
+
+
+def _with_encoder(table: pa.Table, metadata: dict[str, str] | None = None) -> pa.Table:
+    return table.replace_schema_metadata(
+        {**(metadata or {}), ENCODER_METADATA.decode(): ENCODER_VERSION})
 
 
 def embeddings_table(cache: EmbeddingCache, model_id: str, texts: list[str],
                      weights_sha256: str) -> pa.Table:
-    """Only this run's texts, sorted by hash, with the model and its weights' hash."""
-    return cache.subset(model_id, texts).to_table().replace_schema_metadata({
+    """Only this run's texts, sorted by hash, with the model, its weights' hash and the
+    encoder version."""
+    return _with_encoder(cache.subset(model_id, texts).to_table(), {
         "membench.embedding_model": model_id,
         "membench.embedding_weights_sha256": weights_sha256,
     })
@@ -54,7 +78,7 @@ def embed(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR
           records: RecordsFile = RECORDS_PATH, out: OutFile = EMBEDDINGS_PATH,
           cache_file: CacheFile = EMBEDDING_CACHE_PATH) -> None:
     """Embed every document dense retrieval can see, and every probe question."""
-    from membench import embedding  # torch stays unimported until a text needs it
+    from membench import embedding
 
     p = read_params(params)
     model_id = p.embedding.model
@@ -62,7 +86,7 @@ def embed(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR
     built = read_scenario(scenario)
     fact_records = records_from_table(read_parquet(records))
     texts = embedding_texts(built, fact_records, dense_corpora(build_policies(p.policies)))
-    cache = load_cache(cache_file)
+    cache = load_encoder_cache(cache_file)
     missing = cache.missing(model_id, texts)
     typer.echo(f"embed: {len(texts)} texts, {len(texts) - len(missing)} cached, "
                f"{len(missing)} to embed with {model_id}", err=True)
@@ -72,7 +96,7 @@ def embed(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR
             batch, model, batch_size=p.embedding.batch_size, progress=True))
     with staged_outputs() as outputs:
         outputs.parquet(out, embeddings_table(cache, model_id, texts, weights))
-        outputs.parquet(cache_file, cache.to_table())
+        outputs.parquet(cache_file, _with_encoder(cache.to_table()))
 
 
 def vectors_from_table(table: pa.Table, model_id: str) -> dict:
@@ -83,4 +107,8 @@ def vectors_from_table(table: pa.Table, model_id: str) -> dict:
     if stored != model_id:
         raise ValueError(f"embeddings were made with {stored!r}, params say {model_id!r}: "
                          "rerun the embed stage")
+    encoder = (table.schema.metadata or {}).get(ENCODER_METADATA, b"").decode()
+    if encoder != ENCODER_VERSION:
+        raise ValueError(f"embeddings were made by encoder {encoder or 'unversioned'!r}, "
+                         f"not {ENCODER_VERSION!r}: rerun the embed stage")
     return EmbeddingCache.from_table(table.replace_schema_metadata(None)).vectors(model_id)
