@@ -10,6 +10,7 @@ Anthropic SDK's local-filesystem helper would return. Every failure is a
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -22,6 +23,7 @@ from .dirfd import (
     open_directory,
     open_node,
     open_root,
+    opened_path,
     prepare_root,
 )
 from .editing import insert_text, render_file, replace_unique
@@ -130,8 +132,12 @@ class MemoryToolHandler:
 
         The link count checked after opening can be raced: a co-tenant links an outside
         file in, we open it, the co-tenant unlinks it again and the count is back to 1.
-        So after reading, the name must still name this inode with a link count of 1
-        (one ``lstat``: the only link is the root's name) and the inode must be unchanged.
+        So after reading, the very name we opened must not have been removed since (the
+        kernel marks it deleted), the name must still name this inode with a link count of 1
+        and the inode must be unchanged. The first check closes the gap the others leave:
+        unlink lowers the count before it removes the name, so a name can read as the only
+        link of an inode that has another outside the root for as long as the unlinking
+        process is preempted; _wait_for_removals lets any such unlink finish first.
         """
         if stat.S_ISDIR(info.st_mode):
             raise MemoryToolError(messages.NOT_A_FILE.format(path=path.text))
@@ -142,10 +148,12 @@ class MemoryToolHandler:
         chunks = []
         while chunk := os.read(fd, _READ_CHUNK):
             chunks.append(chunk)
+        _wait_for_removals(dir_fd)
         named = lstat_at(dir_fd, path.name)
         after = os.fstat(fd)
         if (
-            named is None
+            _name_was_removed(fd)
+            or named is None
             or (named.st_dev, named.st_ino) != (info.st_dev, info.st_ino)
             or named.st_nlink != 1
             or after.st_nlink != 1
@@ -285,3 +293,21 @@ def _path_for_message(command: object) -> str:
             if isinstance(value, str):
                 return quote_for_message(value)
     return "the requested path"
+
+
+def _name_was_removed(fd: int) -> bool:
+    """True once the directory entry ``fd`` was opened through has been unlinked."""
+    where = opened_path(fd)
+    return where is not None and where.endswith(" (deleted)")
+
+
+def _wait_for_removals(dir_fd: int) -> None:
+    """Block until every unlink already under way in this directory has finished.
+
+    Removing a name holds the directory's inode lock from before the link count drops
+    until the name is gone; removing a name that does not exist takes the same lock,
+    so it returns only after those removals complete (and changes nothing)."""
+    try:
+        os.unlink(f".membench-barrier-{secrets.token_hex(16)}", dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
