@@ -46,8 +46,9 @@ def clone(repo_root, tmp_path_factory) -> Path:
         if source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
-    for name in OUTPUTS:  # a clean clone holds only what git tracks: no cached outputs
-        (target / name).unlink(missing_ok=True)
+    for name in OUTPUTS:  # a clean clone holds what git tracks (reports/), no cached outputs
+        if name not in COMMITTED:
+            (target / name).unlink(missing_ok=True)
     sh(target, "git", "init", "-q")
     sh(target, "git", "add", "-A")
     sh(target, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "clone")
