@@ -31,7 +31,7 @@ class InMemoryRun:
 
 def run_in_memory(params: Params, root: Path = Path("."), vocabulary: Path | None = None,
                   progress: Progress | None = None, dense: bool = False) -> InMemoryRun:
-    """With dense=False the policies that need embeddings are left out (no torch, fast)."""
+    """With dense=False the policies that need embeddings are left out (no model load, fast)."""
     s = params.scenario
     counter = load_token_counter(vocabulary)
     spec = read_scenario_spec(root / s.file)

@@ -7,7 +7,7 @@ phone number was recovered from its key in seconds), and each vector encodes its
 Nothing is evicted, so texts of deleted facts stay. This is the bench's own artifact,
 like its scenario and records, not a store any policy keeps; a deployed dense store
 must drop a deleted document's vector (the audit counts those as held).
-No torch here: callers pass the function that embeds misses.
+No model here: callers pass the function that embeds misses.
 Pass a model id that changes when the weights do (e.g. with weights_sha256) if
 different weights may ever share one id.
 """
