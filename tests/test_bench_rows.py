@@ -2,14 +2,14 @@
 
 import pytest
 
-from membench.core.summary import summarize
+from membench.core.results import ResultsTable
 
 FORMS = ("literal", "paraphrase")
 
 
 def counts(run, policy, form):
     ids = [p.id for p in run.policies]
-    return next(s.counts for s in summarize(run.result, ids) if s.policy == policy and s.form == form)
+    return next(s.counts for s in ResultsTable(run.result).summaries(ids) if s.policy == policy and s.form == form)
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -67,9 +67,10 @@ def test_every_stored_line_carries_its_day(default_run):
 
 def test_recall_of_gold_evidence(default_run):
     rows = [r for r in default_run.result.outcomes if r.gold_retrieved is not None]
-    assert {r.policy for r in rows} == {"bm25_transcript", "bm25_fact_log", "profile_bm25",
-                                        "profile_bm25_redacted", "profile_bm25_unextracted",
-                                        "bm25_stemmed_transcript"}
+    ids = [p.id for p in default_run.policies]
+    retrieving = [p.id for p in default_run.policies if p.retrieves_from]
+    assert retrieving and ResultsTable(default_run.result).retrieval_policies(ids) == retrieving
+    assert {r.policy for r in rows} == set(retrieving)
     for row in rows:  # retrieving the statement brings the current value with it
         if row.gold_retrieved and not row.policy.startswith("profile"):
             assert row.outcome in ("current", "conflict")

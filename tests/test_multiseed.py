@@ -9,7 +9,8 @@ import pytest
 
 from membench.core.findings import FINDINGS, verdicts
 from membench.core.multiseed import SeedInputs, counts_for_seed, counts_from_json, spread
-from membench.core.seeds_report import default_counts, seeds_section
+from membench.core.results import ResultsTable
+from membench.core.seeds_report import seeds_section
 from membench.scenario_file import read_scenario_spec
 from membench.stages.multiseed import run_seeds
 
@@ -29,7 +30,7 @@ def ids(default_run) -> list[str]:
 def test_default_seed_counts_equal_the_full_bench(inputs, default_run, ids):
     """Skipping token counts does not change an outcome."""
     assert counts_for_seed(inputs, default_run.scenario.seed) == \
-        default_counts(default_run.result, ids)
+        ResultsTable(default_run.result).counts(ids)
 
 
 def test_two_workers_give_the_one_worker_result(inputs):
@@ -51,21 +52,22 @@ def test_spread_is_mean_min_max(ids):
 
 
 def test_a_finding_that_fails_on_one_seed_is_named(default_run, ids):
-    default = default_counts(default_run.result, ids)
+    default = ResultsTable(default_run.result).counts(ids)
     broken = copy.deepcopy(default)
     broken["profile"]["literal"]["leaked"], broken["profile"]["literal"]["clean"] = 1, 2
-    result = {v.finding.id: v for v in verdicts(default, {42: default, 7: broken})}
+    result = {v.finding.id: v for v in verdicts(ResultsTable(default_run.result), default,
+                                                  {42: default, 7: broken})}
     assert result["profile_exact"].failing_seeds == (7,)
     assert result["profile_exact"].default is True
     assert result["short_term"].failing_seeds == ()
-    text = "\n\n".join(seeds_section(default_run.result, ids, 42, {42: default, 7: broken}))
+    text = "\n\n".join(seeds_section(ResultsTable(default_run.result), ids, 42, {42: default, 7: broken}))
     assert "| 1 of 2 | 7 |" in text
     assert "Not on every seed: `profile_exact` (1 of 2)" in text
 
 
 def test_every_finding_holds_on_the_default_seed(default_run, ids):
-    default = default_counts(default_run.result, ids)
-    assert [f.id for f in FINDINGS if not f.check(default)] == []
+    default = ResultsTable(default_run.result).counts(ids)
+    assert [f.id for f in FINDINGS if f.holds and not f.holds(default)] == []
 
 
 def test_stale_multiseed_file_is_refused(default_run, ids):
@@ -79,5 +81,5 @@ def test_stale_multiseed_file_is_refused(default_run, ids):
 def test_the_seed_reaches_the_scenario(inputs, default_run, ids):
     """Seed 1 draws other filler code, which removes the default seed's stale BM25 hit."""
     other = counts_for_seed(inputs, 1)
-    assert other != default_counts(default_run.result, ids)
-    assert other["profile"] == default_counts(default_run.result, ids)["profile"]
+    assert other != ResultsTable(default_run.result).counts(ids)
+    assert other["profile"] == ResultsTable(default_run.result).counts(ids)["profile"]

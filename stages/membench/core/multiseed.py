@@ -13,12 +13,8 @@ from membench.core.bench import run_bench
 from membench.core.extract import EXTRACTORS
 from membench.core.policies import PolicySettings, build_policies, policy_needs_embeddings
 from membench.core.scenario import CorpusFile, ScenarioShape, build_scenario
-from membench.core.scoring import Outcome
+from membench.core.results import OUTCOMES, Counts, ResultsTable
 from membench.core.spec import ScenarioSpec
-from membench.core.summary import summarize
-
-# {policy: {form: {outcome: count}}}
-Counts = dict[str, dict[str, dict[str, int]]]
 
 
 @dataclass(frozen=True)
@@ -43,10 +39,7 @@ def counts_for_seed(inputs: SeedInputs, seed: int) -> Counts:
     policies = build_policies(inputs.settings, lambda policy_id: not policy_needs_embeddings(
         policy_id))
     result = run_bench(scenario, records, policies, _no_tokens)
-    counts: Counts = {}
-    for s in summarize(result, [p.id for p in policies]):
-        counts.setdefault(s.policy, {})[s.form] = dict(s.counts)
-    return counts
+    return ResultsTable(result).counts([p.id for p in policies])
 
 
 @dataclass(frozen=True)
@@ -66,7 +59,7 @@ def spread(per_seed: Sequence[Counts]) -> list[Spread]:
     rows = []
     for policy, forms in per_seed[0].items():
         for form in forms:
-            for outcome in (o.value for o in Outcome):
+            for outcome in OUTCOMES:
                 values = [c[policy][form][outcome] for c in per_seed]
                 rows.append(Spread(policy, form, outcome, round(sum(values) / len(values), 2),
                                    min(values), max(values)))

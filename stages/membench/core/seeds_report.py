@@ -5,18 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from membench.core.bench import BenchResult
-from membench.core.findings import verdicts
-from membench.core.multiseed import Counts, spread
-from membench.core.scoring import Outcome
-from membench.core.summary import summarize
-
-
-def default_counts(result: BenchResult, policy_ids: Sequence[str]) -> Counts:
-    counts: Counts = {}
-    for s in summarize(result, policy_ids):
-        counts.setdefault(s.policy, {})[s.form] = dict(s.counts)
-    return counts
+from membench.core.findings import Verdict, verdicts
+from membench.core.multiseed import spread
+from membench.core.results import OUTCOMES, Counts, ResultsTable
 
 
 def _mean(value: float) -> str:
@@ -24,9 +15,8 @@ def _mean(value: float) -> str:
 
 
 def _spread_table(default: Counts, per_seed: Mapping[int, Counts]) -> str:
-    outcomes = [o.value for o in Outcome]
-    out = ["| Policy | Form | " + " | ".join(o.capitalize() for o in outcomes) + " |",
-           "|---|---|" + "---:|" * len(outcomes)]
+    out = ["| Policy | Form | " + " | ".join(o.capitalize() for o in OUTCOMES) + " |",
+           "|---|---|" + "---:|" * len(OUTCOMES)]
     cells: dict[tuple[str, str], list[str]] = {}
     for row in spread(list(per_seed.values())):
         here = default[row.policy][row.form][row.outcome]
@@ -38,29 +28,37 @@ def _spread_table(default: Counts, per_seed: Mapping[int, Counts]) -> str:
     return "\n".join(out)
 
 
-def _verdict_table(default_seed: int, default: Counts, per_seed: Mapping[int, Counts]) -> str:
+def _verdict_table(default_seed: int, results: Sequence[Verdict]) -> str:
     out = [f"| Finding | Seed {default_seed} | Holds on | Does not hold on seeds |",
            "|---|---|---:|---|"]
-    for v in verdicts(default, per_seed):
+    for v in results:
+        if v.absent:
+            out.append(f"| {v.finding.claim} | not measured: {v.absent} | – | – |")
+            continue
         failing = ", ".join(map(str, v.failing_seeds)) or "none"
         out.append(f"| {v.finding.claim} | {'holds' if v.default else 'does not hold'} | "
                    f"{v.seeds - len(v.failing_seeds)} of {v.seeds} | {failing} |")
     return "\n".join(out)
 
 
-def _verdict_sentence(default: Counts, per_seed: Mapping[int, Counts]) -> str:
-    results = verdicts(default, per_seed)
-    every = [v.finding.id for v in results if not v.failing_seeds]
+def _verdict_sentence(results: Sequence[Verdict], seeds: int) -> str:
+    measured = [v for v in results if not v.absent]
+    every = [v.finding.id for v in measured if not v.failing_seeds]
     some = [f"`{v.finding.id}` ({v.seeds - len(v.failing_seeds)} of {v.seeds})"
-            for v in results if v.failing_seeds]
+            for v in measured if v.failing_seeds]
     held = ", ".join(f"`{i}`" for i in every) or "none"
-    return (f"Holding on every one of the {len(per_seed)} seeds: {held}. "
-            f"Not on every seed: {', '.join(some) or 'none'}.")
+    sentence = (f"Holding on every one of the {seeds} seeds: {held}. "
+                f"Not on every seed: {', '.join(some) or 'none'}.")
+    absent = [f"`{v.finding.id}`" for v in results if v.absent]
+    if absent:
+        sentence += f" Not measured in this run: {', '.join(absent)}."
+    return sentence
 
 
-def seeds_section(result: BenchResult, policy_ids: Sequence[str], default_seed: int,
+def seeds_section(table: ResultsTable, policy_ids: Sequence[str], default_seed: int,
                   per_seed: Mapping[int, Counts]) -> list[str]:
-    default = default_counts(result, policy_ids)
+    default = table.counts(policy_ids)
+    results = verdicts(table, default, per_seed)
     seeds = ", ".join(map(str, per_seed))
     return [
         "## Across seeds",
@@ -69,6 +67,6 @@ def seeds_section(result: BenchResult, policy_ids: Sequence[str], default_seed: 
          f"[min–max]."),
         _spread_table(default, per_seed),
         "### Which findings hold on every seed",
-        _verdict_table(default_seed, default, per_seed),
-        _verdict_sentence(default, per_seed),
+        _verdict_table(default_seed, results),
+        _verdict_sentence(results, len(per_seed)),
     ]

@@ -5,51 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from membench.core.bench import BenchResult
-from membench.core.scoring import DELETED_OUTCOMES, LIVE_OUTCOMES, Outcome
-
-FORMS = ("literal", "paraphrase")
+from membench.core.results import OUTCOMES, FormSummary, ResultsTable
+from membench.core.scoring import DELETED_OUTCOMES
 
 
-@dataclass(frozen=True)
-class FormSummary:
-    policy: str
-    form: str
-    counts: dict[str, int]  # every Outcome value, zero when absent
-    probes: int
-    mean_injected_tokens: float
-
-
-def summarize(result: BenchResult, policy_ids: Sequence[str]) -> list[FormSummary]:
-    summaries = []
-    for policy in policy_ids:
-        for form in FORMS:
-            rows = [r for r in result.outcomes if r.policy == policy and r.form == form]
-            counts = {o.value: 0 for o in Outcome}
-            for row in rows:
-                counts[row.outcome] += 1
-            mean = sum(r.injected_tokens for r in rows) / len(rows) if rows else 0.0
-            summaries.append(FormSummary(policy, form, counts, len(rows), mean))
-    return summaries
-
-
-def stored_tokens(result: BenchResult, policy: str, day: int) -> int:
-    return sum(r.tokens for r in result.stored if r.policy == policy and r.day == day)
-
-
-def transcript_tokens(result: BenchResult, day: int) -> int:
-    return next(r.tokens for r in result.stored if r.store == "transcript" and r.day == day)
-
-
-def raw_table(result: BenchResult, labels: dict[str, str], last_day: int) -> str:
+def raw_table(table: ResultsTable, labels: dict[str, str], last_day: int) -> str:
     """The article's raw table: one row per policy and probe form."""
     header = (f"{'policy':<44}{'probe':<13}{'current':>7}{'conflict':>9}{'stale':>6}"
               f"{'missing':>8} |{'leaked':>7}{'clean':>6} |{'mean injected':>14}"
               f"{f'stored@{last_day}':>11}")
     lines = [header]
-    for s in summarize(result, list(labels)):
+    for s in table.summaries(list(labels)):
         c = s.counts
-        stored = f"{stored_tokens(result, s.policy, last_day):>11}" if s.form == "literal" else ""
+        stored = f"{table.stored_tokens(s.policy, last_day):>11}" if s.form == "literal" else ""
         lines.append(
             f"{labels[s.policy]:<44}{s.form:<13}{c['current']:>7}{c['conflict']:>9}"
             f"{c['stale']:>6}{c['missing']:>8} |{c['leaked']:>7}{c['clean']:>6} |"
@@ -69,14 +37,14 @@ class CombinedRow:
     mean_tokens: tuple[int, ...]  # one per form, or one when the forms agree
 
 
-def combined_rows(result: BenchResult, policy_ids: Sequence[str]) -> list[CombinedRow]:
+def combined_rows(table: ResultsTable, policy_ids: Sequence[str]) -> list[CombinedRow]:
     """Both probe forms together, as the article's comparison table."""
     by_policy: dict[str, list[FormSummary]] = {}
-    for s in summarize(result, policy_ids):
+    for s in table.summaries(policy_ids):
         by_policy.setdefault(s.policy, []).append(s)
     rows = []
     for policy, forms in by_policy.items():
-        total = {o.value: sum(f.counts[o.value] for f in forms) for o in Outcome}
+        total = {o: sum(f.counts[o] for f in forms) for o in OUTCOMES}
         means = tuple(round(f.mean_injected_tokens) for f in forms)
         rows.append(CombinedRow(
             policy=policy,
@@ -88,9 +56,3 @@ def combined_rows(result: BenchResult, policy_ids: Sequence[str]) -> list[Combin
             mean_tokens=means if len(set(means)) > 1 else means[:1],
         ))
     return rows
-
-
-def live_probe_count(result: BenchResult, policy: str, form: str) -> int:
-    live = {o.value for o in LIVE_OUTCOMES}
-    return sum(1 for r in result.outcomes
-               if r.policy == policy and r.form == form and r.outcome in live)

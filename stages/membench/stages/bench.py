@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from membench.core.summary import raw_table, transcript_tokens
+from membench.core.results import ResultsTable
+from membench.core.summary import raw_table
 from membench.inmemory import run_in_memory
 from membench.stages.common import (
     PARAMS_FILE,
@@ -33,5 +34,6 @@ def bench(params: ParamsFile = PARAMS_FILE, vocabulary: VocabularyFile = None,
     deleted = sum(f.deletion is not None for f in s.facts)
     typer.echo(f"scenario: {s.sessions} sessions, {len(s.exchanges)} exchanges, "
                f"{len(s.facts)} facts, {changed} updated, {deleted} deleted on request")
-    typer.echo(f"transcript at day {last}: {transcript_tokens(run.result, last)} tokens\n")
-    typer.echo(raw_table(run.result, {pol.id: pol.label for pol in run.policies}, last))
+    table = ResultsTable(run.result)
+    typer.echo(f"transcript at day {last}: {table.transcript_tokens(last)} tokens\n")
+    typer.echo(raw_table(table, {pol.id: pol.label for pol in run.policies}, last))

@@ -11,6 +11,7 @@ import typer
 from membench.core import plots as data
 from membench.core import svg
 from membench.core.policies import build_policies
+from membench.core.results import ResultsTable
 from membench.outputs import staged_outputs
 from membench.stages.common import (
     OUTCOMES_PATH,
@@ -34,13 +35,13 @@ def plots(params: ParamsFile = PARAMS_FILE, outcomes: OutcomesFile = OUTCOMES_PA
           stored: StoredFile = STORED_PATH, out: PlotsDir = PLOTS_DIR) -> None:
     """Write the cost/quality, outcome-bar and per-day chart data and SVGs."""
     p = read_params(params)
-    result = result_from_tables(read_parquet(outcomes), read_parquet(stored))
+    table = ResultsTable(result_from_tables(read_parquet(outcomes), read_parquet(stored)))
     ids = [policy.id for policy in build_policies(p.policies)]
-    points, bars, days = (data.cost_quality(result, ids), data.outcome_bars(result, ids),
-                          data.by_day(result, ids))
+    points, bars, days = (data.cost_quality(table, ids), data.outcome_bars(table, ids),
+                          data.by_day(table, ids))
     if not points:
         raise ValueError(f"{outcomes} holds no outcome: rerun the policies stage")
-    probes = sum(1 for r in result.outcomes if r.policy == ids[0] and r.form == "literal")
+    probes = table.n(ids[0], "literal")
     with staged_outputs() as outputs:
         outputs.json(out / "cost_quality.json", points)
         outputs.json(out / "outcomes.json", bars)

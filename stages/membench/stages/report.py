@@ -14,6 +14,7 @@ from membench.core.metrics import detailed, summary
 from membench.core.multiseed import counts_from_json
 from membench.core.policies import policy_needs_embeddings
 from membench.core.report import ReportInputs, render_report
+from membench.core.results import ResultsTable
 from membench.core.tokenizer import O200K_SHA256
 from membench.outputs import staged_outputs
 from membench.policy_set import build_policies
@@ -108,7 +109,8 @@ def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DI
     ))
     with staged_outputs() as outputs:
         outputs.text(out, text)
-        outputs.json(metrics_out, detailed(result, list(labels), max(manifest["probe_days"])))
-        outputs.json(summary_out, summary(result, list(labels)))
+        table = ResultsTable(result)
+        outputs.json(metrics_out, detailed(table, list(labels), max(manifest["probe_days"])))
+        outputs.json(summary_out, summary(table, list(labels)))
         outputs.json(environment_out, environment.machine())
     typer.echo(f"report: wrote {out}, {summary_out} and {metrics_out}", err=True)
