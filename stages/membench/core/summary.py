@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from membench.core.bench import BenchResult
-from membench.core.scoring import DELETED_OUTCOMES, LIVE_OUTCOMES, Outcome
+from membench.core.scoring import DELETED_OUTCOMES, Outcome
 
 FORMS = ("literal", "paraphrase")
 
@@ -88,9 +88,3 @@ def combined_rows(result: BenchResult, policy_ids: Sequence[str]) -> list[Combin
             mean_tokens=means if len(set(means)) > 1 else means[:1],
         ))
     return rows
-
-
-def live_probe_count(result: BenchResult, policy: str, form: str) -> int:
-    live = {o.value for o in LIVE_OUTCOMES}
-    return sum(1 for r in result.outcomes
-               if r.policy == policy and r.form == form and r.outcome in live)
