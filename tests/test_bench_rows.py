@@ -1,5 +1,7 @@
 """The rows that follow from the fact timeline alone must match the article exactly."""
 
+import re
+
 import pytest
 
 from membench.core.results import ResultsTable
@@ -53,16 +55,50 @@ def test_redaction_stops_leaks_but_not_conflicts(default_run):
         assert redacted["conflict"] == plain["conflict"]
 
 
+VIEW_HEADER = re.compile(r"Here's the content of /memories/\S+ with line numbers:")
+VIEW_LINE = re.compile(r" +\d+\t(.*)")
+
+
+def _stored_lines(text: str) -> list[str]:
+    """The context cut into stored lines, each starting at a line that opens with `[day `;
+    a line that does not, after the start, is the continuation of the one before (an
+    exchange's code reply spans lines). Text before the first dated line is kept alone,
+    so it can never pass as a stored line."""
+    stored: list[str] = []
+    for line in text.split("\n"):
+        if line.startswith("[day ") or not stored:
+            stored.append(line)
+        else:
+            stored[-1] += "\n" + line
+    return stored
+
+
 def test_every_stored_line_carries_its_day(default_run):
+    """Every line of every context is part of an exchange or record the bench stored,
+    prefixed with that exchange's or record's own day: an undated or misdated line anywhere
+    fails, not only at the start."""
+    days = {e.line(): e.day for e in default_run.scenario.exchanges}
+    days.update((r.line(), r.day) for r in default_run.records)
+    checked = 0
     for row in default_run.result.outcomes:
-        if row.policy == "memory_tool_profile":  # `view` output: numbered file lines
-            numbered = [line for line in row.context.split("\n") if "\t" in line]
-            assert all(line.split("\t", 1)[1].startswith("[day ")
-                       for line in numbered if line.split("\t", 1)[1])
+        if row.context == "":
             continue
-        for line in row.context.split("\n[day")[1:]:
-            assert line.split("]")[0].strip().isdigit()
-        assert row.context == "" or row.context.startswith("[day ")
+        if row.policy == "memory_tool_profile":  # `view` output: headers, numbered file lines
+            lines = []
+            for line in row.context.split("\n"):
+                if VIEW_HEADER.fullmatch(line):
+                    continue
+                numbered = VIEW_LINE.fullmatch(line)
+                assert numbered, (row.policy, line)
+                if numbered.group(1):
+                    lines.append(numbered.group(1))
+        else:
+            lines = _stored_lines(row.context)
+        for line in lines:
+            assert line in days, (row.policy, row.day, line[:200])
+            assert line.startswith(f"[day {days[line]}] "), (row.policy, line[:200])
+            checked += 1
+    assert checked > 10_000
 
 
 def test_recall_of_gold_evidence(default_run):

@@ -4,12 +4,16 @@ computed from the counts, and the worker count does not change a byte."""
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 
+from membench.core import multiseed
+from membench.core.bench import run_bench
 from membench.core.findings import FINDINGS, verdicts
 from membench.core.multiseed import SeedInputs, counts_for_seed, counts_from_json, spread
 from membench.core.results import ResultsTable
+from membench.core.scenario import build_scenario
 from membench.core.seeds_report import seeds_section
 from membench.scenario_file import read_scenario_spec
 from membench.stages.multiseed import run_seeds
@@ -78,8 +82,27 @@ def test_stale_multiseed_file_is_refused(default_run, ids):
         counts_from_json({"runs": [{"counts": {}}]}, ids)
 
 
-def test_the_seed_reaches_the_scenario(inputs, default_run, ids):
-    """Seed 1 draws other filler code, which removes the default seed's stale BM25 hit."""
+def test_the_seed_reaches_the_scenario(inputs, default_run, ids, monkeypatch):
+    """counts_for_seed(s) runs the bench on exactly the scenario build_scenario makes with
+    seed s: the same facts, probes and fact exchanges, other filler code. Seed 1's filler
+    removes the default seed's stale BM25 hit."""
+    ran = []
+
+    def spy(scenario, *args, **kwargs):
+        ran.append(scenario)
+        return run_bench(scenario, *args, **kwargs)
+
+    monkeypatch.setattr(multiseed, "run_bench", spy)
     other = counts_for_seed(inputs, 1)
-    assert other != ResultsTable(default_run.result).counts(ids)
-    assert other["profile"] == ResultsTable(default_run.result).counts(ids)["profile"]
+    expected = build_scenario(inputs.spec, inputs.corpus, replace(inputs.shape, seed=1))
+    assert ran == [expected]
+    default = default_run.scenario
+    assert (expected.seed, default.seed) == (1, 42)
+    assert (expected.facts, expected.probes) == (default.facts, default.probes)
+    assert [e for e in expected.exchanges if e.fact_key] == \
+        [e for e in default.exchanges if e.fact_key]
+    assert expected.exchanges != default.exchanges
+    before = ResultsTable(default_run.result).counts(ids)
+    assert (before["bm25_transcript"]["literal"]["stale"],
+            other["bm25_transcript"]["literal"]["stale"]) == (1, 0)
+    assert other["profile"] == before["profile"]

@@ -170,8 +170,23 @@ def test_failed_pipeline_restores_params(repo, monkeypatch):
     assert not (repo / "s.md").exists()
 
 
-def test_the_rerun_bypasses_the_run_cache():
-    assert command.REPRO == ("dvc", "repro", "--force", "--no-run-cache")
+def test_the_rerun_bypasses_the_run_cache(monkeypatch):
+    """The command run_pipeline really runs: every stage (--force), none restored from DVC's
+    run cache (--no-run-cache); a failing run raises with the command in the message."""
+    invoked = []
+
+    def fake_run(args, **kwargs):
+        invoked.append(list(args))
+        return subprocess.CompletedProcess(args, returncode=len(invoked) - 1)
+
+    monkeypatch.setattr(command.subprocess, "run", fake_run)
+    command.run_pipeline()
+    assert len(invoked) == 1
+    argv = invoked[0]
+    assert argv[:2] == ["dvc", "repro"]
+    assert "--force" in argv and "--no-run-cache" in argv
+    with pytest.raises(RuntimeError, match="--no-run-cache.*exit status 1"):
+        command.run_pipeline()
 
 
 def test_a_metric_file_new_since_the_baseline_counts_as_new(repo, monkeypatch):

@@ -1,8 +1,8 @@
-"""Reads and writes the embedding cache file; the cache itself is pure (core)."""
+"""Reads the embedding cache file (the embed stage writes it with staged_outputs); the
+cache itself is pure (core)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -17,11 +17,3 @@ def load_cache(path: Path | str) -> EmbeddingCache:
         return EmbeddingCache()
     return EmbeddingCache.from_table(pq.read_table(path, schema=CACHE_SCHEMA))
 
-
-def save_cache(path: Path | str, cache: EmbeddingCache) -> None:
-    """Write atomically (temp file then rename), so a killed run leaves the old cache."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    pq.write_table(cache.to_table(), temporary)
-    os.replace(temporary, path)

@@ -8,7 +8,6 @@ import pytest
 from membench.core.dense import (
     GRID_BITS,
     DenseIndex,
-    cosine_top_k,
     grid_integers,
     reciprocal_rank_fusion,
     rrf_scores,
@@ -25,40 +24,50 @@ DOCS = np.array(
 )
 
 
+def top_k(docs, query, k):
+    return DenseIndex(np.asarray(docs, dtype=np.float64)).top_k(np.array(query), k)
+
+
 def test_cosine_orders_by_angle_not_length():
-    assert cosine_top_k(np.array([1.0, 0.9, 0.0]), DOCS, 4) == [2, 0, 1, 3]
+    # cos to [1, .9, 0]: doc 2 (1.9/sqrt2 = 1.34), doc 0 (1), doc 1 (.9), doc 3 (-1); all /|q|
+    assert top_k(DOCS, [1.0, 0.9, 0.0], 4) == [2, 0, 1, 3]
+    # cos to [.2, 1, .1]: doc 1 (1), doc 2 (1.2/sqrt2 = .85), doc 0 (.2), doc 3 (-.2); all /|q|
+    assert top_k(DOCS, [0.2, 1.0, 0.1], 3) == [1, 2, 0]
 
 
 def test_cosine_returns_k_results_even_when_all_scores_are_negative_or_zero():
-    assert cosine_top_k(np.array([0.0, 0.0, 1.0]), DOCS, 3) == [0, 1, 2]
-    assert cosine_top_k(np.array([-1.0, -1.0, 0.0]), DOCS, 2) == [3, 0]
+    assert top_k(DOCS, [0.0, 0.0, 1.0], 3) == [0, 1, 2]
+    assert top_k(DOCS, [-1.0, -1.0, 0.0], 2) == [3, 0]
 
 
 def test_cosine_ties_keep_the_earlier_document():
     tied = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 3.0], [5.0, 0.0]])
-    assert cosine_top_k(np.array([1.0, 1.0]), tied, 4) == [0, 1, 2, 3]
+    assert top_k(tied, [1.0, 1.0], 4) == [0, 1, 2, 3]
 
 
 def test_cosine_k_larger_than_corpus_and_empty_corpus():
-    assert cosine_top_k(np.array([1.0, 0.0, 0.0]), DOCS, 10) == [0, 2, 1, 3]
-    assert cosine_top_k(np.array([1.0, 0.0]), np.zeros((0, 2)), 3) == []
+    assert top_k(DOCS, [1.0, 0.0, 0.0], 10) == [0, 2, 1, 3]
+    assert top_k(np.zeros((0, 2)), [1.0, 0.0], 3) == []
 
 
 def test_cosine_rejects_bad_input():
     with pytest.raises(ValueError):
-        cosine_top_k(np.array([1.0, 0.0, 0.0]), DOCS, 0)
+        top_k(DOCS, [1.0, 0.0, 0.0], 0)
     with pytest.raises(ValueError):
-        cosine_top_k(np.array([1.0, 0.0]), DOCS, 1)
+        top_k(DOCS, [1.0, 0.0], 1)
+    with pytest.raises(ValueError):
+        DenseIndex(np.array([1.0, 0.0]))
 
 
-def test_dense_index_matches_cosine_top_k():
+def test_dense_index_scores_are_hand_computed_integer_cosines():
     index = DenseIndex(DOCS)
-    query = np.array([0.2, 1.0, 0.1])
     assert index.size == 4
-    assert index.top_k(query, 3) == cosine_top_k(query, DOCS, 3)
     scores = index.scores(np.array([1.0, 0.0, 0.0]))
     assert scores.dtype == np.int64
-    np.testing.assert_allclose(scores / 4.0**GRID_BITS, [1, 0, 2**-0.5, -1], atol=1e-6)
+    # Unit rows on the 2^-20 grid: [2^20, 0, 0], [0, 2^20, 0], [h, h, 0] with
+    # h = rint(2^20 / sqrt 2) = rint(741455.2) = 741455, and [-2^20, 0, 0]; the query is
+    # [2^20, 0, 0], so the dot products are 4^20, 0, 741455 * 2^20 and -4^20.
+    assert scores.tolist() == [4**GRID_BITS, 0, 741455 * 2**GRID_BITS, -(4**GRID_BITS)]
 
 
 def unit_grid_rows(count: int, seed: int) -> np.ndarray:
@@ -145,6 +154,6 @@ def test_rrf_fuses_bm25_and_dense_rankings():
 
     docs = ["prod runs in eu-central-1", "staging runs in us-east-1", "lunch menu"]
     lexical = Bm25Index(docs).top_k("where is staging", 3)
-    dense = cosine_top_k(np.array([1.0, 0.0]), np.array([[1.0, 0.1], [0.9, 0.5], [0.0, 1.0]]), 3)
+    dense = top_k([[1.0, 0.1], [0.9, 0.5], [0.0, 1.0]], [1.0, 0.0], 3)
     assert lexical == [1] and dense == [0, 1, 2]
     assert reciprocal_rank_fusion([lexical, dense], top=3) == [1, 0, 2]

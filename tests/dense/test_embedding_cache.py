@@ -1,4 +1,7 @@
-"""Cache hits, misses and the Parquet round trip, with a fake embedder (no model)."""
+"""Cache hits, misses and the Parquet round trip, with a fake embedder (no model).
+
+Files are written the way the embed stage writes them (staged_outputs, to_table) and read
+the way it reads them (load_cache)."""
 
 import numpy as np
 import pyarrow as pa
@@ -11,9 +14,21 @@ from membench.core.embedding_cache import (
     EmbeddingCache,
     text_sha256,
 )
-from membench.embedding_files import load_cache, save_cache
+from membench.embedding_files import load_cache
+from membench.outputs import staged_outputs
 
 MODEL = "test/model"
+
+
+def write(path, cache: EmbeddingCache, metadata: dict[str, str] | None = None) -> None:
+    """As the embed stage writes its cache file."""
+    table = cache.to_table()
+    with staged_outputs() as outputs:
+        outputs.parquet(path, table.replace_schema_metadata(metadata) if metadata else table)
+
+
+def stored(cache: EmbeddingCache, model_id: str, text: str) -> np.ndarray:
+    return cache.vectors(model_id)[text_sha256(text)]
 
 
 class CountingEmbedder:
@@ -55,7 +70,8 @@ def test_keys_separate_models():
     cache, embedder = EmbeddingCache(), CountingEmbedder()
     cache.embed(MODEL, ["a"], embedder)
     assert cache.missing("other/model", ["a"]) == ["a"]
-    assert cache.get("other/model", "a") is None
+    assert cache.vectors("other/model") == {}
+    assert list(cache.vectors(MODEL)) == [text_sha256("a")]
     assert (MODEL, text_sha256("a")) in cache
 
 
@@ -66,21 +82,24 @@ def test_put_rejects_wrong_dimension_and_copies_the_vector():
     vector = np.ones(VECTOR_DIMENSION, dtype=np.float32)
     cache.put(MODEL, "a", vector)
     vector[0] = 5
-    assert cache.get(MODEL, "a")[0] == 1
+    assert stored(cache, MODEL, "a")[0] == 1
 
 
 def test_parquet_round_trip_keeps_vectors_and_schema(tmp_path):
     cache = EmbeddingCache()
     cache.embed(MODEL, ["a", "b"], CountingEmbedder())
-    cache.embed("other/model", ["a"], CountingEmbedder())
+    cache.embed("other/model", ["a"], lambda texts: -CountingEmbedder()(texts))  # own vector
     path = tmp_path / "cache" / "embeddings.parquet"
-    save_cache(path, cache)
+    write(path, cache)
     assert pq.read_schema(path).equals(CACHE_SCHEMA)
     assert pq.read_schema(path).field("vector").type == pa.list_(pa.float32(), 384)
     loaded = load_cache(path)
     assert len(loaded) == 3
-    for model_id, text in [(MODEL, "a"), (MODEL, "b"), ("other/model", "a")]:
-        assert loaded.get(model_id, text).tobytes() == cache.get(model_id, text).tobytes()
+    vector = CountingEmbedder.vector
+    expected = {(MODEL, "a"): vector("a"), (MODEL, "b"): vector("b"),
+                ("other/model", "a"): -vector("a")}
+    for (model_id, text), want in expected.items():
+        assert stored(loaded, model_id, text).tobytes() == want.tobytes()
     embedder = CountingEmbedder()
     loaded.embed(MODEL, ["b", "a"], embedder)
     assert embedder.calls == []
@@ -90,14 +109,14 @@ def test_equal_caches_write_equal_bytes_whatever_the_insertion_order(tmp_path):
     forward, backward = EmbeddingCache(), EmbeddingCache()
     forward.embed(MODEL, ["a", "b", "c"], CountingEmbedder())
     backward.embed(MODEL, ["c", "b", "a"], CountingEmbedder())
-    save_cache(tmp_path / "f.parquet", forward)
-    save_cache(tmp_path / "b.parquet", backward)
+    write(tmp_path / "f.parquet", forward)
+    write(tmp_path / "b.parquet", backward)
     assert (tmp_path / "f.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
 
 
 def test_missing_file_loads_as_empty_cache_and_empty_cache_round_trips(tmp_path):
     assert len(load_cache(tmp_path / "absent.parquet")) == 0
-    save_cache(tmp_path / "empty.parquet", EmbeddingCache())
+    write(tmp_path / "empty.parquet", EmbeddingCache())
     assert len(load_cache(tmp_path / "empty.parquet")) == 0
 
 
@@ -108,12 +127,11 @@ def test_cache_from_another_encoder_is_dropped_with_a_message(tmp_path, capsys):
     cache = EmbeddingCache()
     cache.embed(MODEL, ["a", "b"], CountingEmbedder())
     old = tmp_path / "old.parquet"
-    save_cache(old, cache)  # no encoder recorded: what the torch encoder wrote
+    write(old, cache)  # no encoder recorded: what the torch encoder wrote
     assert len(load_encoder_cache(old)) == 0
     assert "dropping 2 cached vectors" in capsys.readouterr().err
     current = tmp_path / "current.parquet"
-    pq.write_table(cache.to_table().replace_schema_metadata(
-        {ENCODER_METADATA.decode(): ENCODER_VERSION}), current)
+    write(current, cache, {ENCODER_METADATA.decode(): ENCODER_VERSION})
     assert len(load_encoder_cache(current)) == 2
     assert capsys.readouterr().err == ""
 

@@ -55,21 +55,6 @@ def _check_k(k: int) -> None:
         raise ValueError(f"top-k must be at least 1, got {k}")
 
 
-def cosine_top_k(query_vec: np.ndarray, doc_matrix: np.ndarray, k: int) -> list[int]:
-    """Indices of the k documents most cosine-similar to the query, best first.
-
-    Unlike BM25 there is no score threshold: cosine similarity has no natural
-    zero meaning "unrelated" (unrelated texts still score around 0.0-0.2, and
-    negative scores are legal), so every document is a candidate and exactly
-    min(k, number of documents) indices come back. Scores are exact integers
-    (see the module docstring); equal scores put the lower document index first.
-    """
-    docs = np.asarray(doc_matrix, dtype=np.float64)
-    if docs.ndim != 2:
-        raise ValueError(f"doc_matrix must be 2-D, got shape {docs.shape}")
-    return DenseIndex(docs).top_k(query_vec, k)
-
-
 def _best_first(scores: np.ndarray, k: int) -> list[int]:
     # Stable sort on the negated integer score: ties keep the lower document index first.
     order = np.argsort(-scores, kind="stable")
@@ -98,7 +83,13 @@ class DenseIndex:
         return self._integers @ grid_integers(query[np.newaxis])[0]
 
     def top_k(self, query_vector: np.ndarray, k: int) -> list[int]:
-        """Same contract as cosine_top_k: always min(k, size) indices, best first."""
+        """Indices of the k documents most cosine-similar to the query, best first.
+
+        Unlike BM25 there is no score threshold: cosine similarity has no natural
+        zero meaning "unrelated" (unrelated texts still score around 0.0-0.2, and
+        negative scores are legal), so every document is a candidate and exactly
+        min(k, size) indices come back. Equal scores put the lower document index first.
+        """
         _check_k(k)
         scores = self.scores(query_vector)
         return _best_first(scores, k) if self.size else []

@@ -47,9 +47,6 @@ class EmbeddingCache:
     def __contains__(self, key: tuple[str, str]) -> bool:
         return key in self._vectors
 
-    def get(self, model_id: str, text: str) -> np.ndarray | None:
-        return self._vectors.get((model_id, text_sha256(text)))
-
     def put(self, model_id: str, text: str, vector: np.ndarray) -> None:
         self._put_key(model_id, text_sha256(text), vector)
 
