@@ -2,7 +2,7 @@
 and of single stages.
 
 Not a test: machines here are shared and noisy, so read the figures, compare ratios
-within one run, and record them in the README.
+within one run, and record them in docs/benchmarks.md.
 
   python benchmarks/pipeline_bench.py [--before REV]
 

@@ -1,5 +1,5 @@
 """Explicit pyarrow schemas for every Parquet file, and conversions to and from the core
-model. The README's "Output schemas" section documents the same fields."""
+model. docs/schemas.md documents the same fields."""
 
 from __future__ import annotations
 
