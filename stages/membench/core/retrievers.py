@@ -90,12 +90,13 @@ class IndexCache:
         """The named retriever over the store's documents that day, built once."""
         key = (name, store, day)
         if key not in self._retrievers:
-            self._retrievers[key] = RETRIEVERS[name](Corpus(store, day, tuple(documents), self))
+            corpus = SearchCorpus(store, day, tuple(documents), self)
+            self._retrievers[key] = RETRIEVERS[name](corpus)
         return self._retrievers[key]
 
 
 @dataclass(frozen=True)
-class Corpus:
+class SearchCorpus:
     """One store's documents on one day, with the shared indexes a retriever builds on."""
 
     store: str
@@ -117,7 +118,7 @@ class Retriever(ABC):
     analyzer: ClassVar[str | None] = None  # the BM25 index it keeps (index stage, audit)
     needs_vectors: ClassVar[bool] = False  # ranks by embeddings (embed stage, audit)
 
-    def __init__(self, corpus: Corpus) -> None:
+    def __init__(self, corpus: SearchCorpus) -> None:
         self.corpus = corpus
 
     @abstractmethod
