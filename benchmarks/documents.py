@@ -11,11 +11,11 @@ def default_embed_texts(root: Path = Path(".")) -> list[str]:
     Needs the stages before embed to have run (`dvc repro extract`).
     """
     from membench.core.indexing import embedding_texts
-    from membench.policy_set import build_policies, dense_corpora
+    from membench.core.policies import build_policies, embedded_stores
     from membench.stages.common import read_params, read_parquet, read_scenario
     from membench.tables import records_from_table
 
     params = read_params(root / "params.yaml")
     records = records_from_table(read_parquet(root / "data/fact_records.parquet"))
     policies = build_policies(params.policies)
-    return embedding_texts(read_scenario(root / "data/scenario"), records, dense_corpora(policies))
+    return embedding_texts(read_scenario(root / "data/scenario"), records, embedded_stores(policies))

@@ -9,13 +9,18 @@ from membench.core.bench import BenchResult, Progress, run_bench
 from membench.core.embedding_cache import text_sha256
 from membench.core.extract import EXTRACTORS, FactRecord
 from membench.core.indexing import embedding_texts
-from membench.core.memory import IndexCache
 from membench.core.model import Scenario
-from membench.core.policies import Policy, policy_needs_embeddings
+from membench.core.policies import (
+    Policy,
+    build_policies,
+    embedded_stores,
+    without_embeddings,
+)
+from membench.core.retrievers import IndexCache
 from membench.core.scenario import build_scenario
 from membench.corpus import Corpus, read_corpus
 from membench.params import Params
-from membench.policy_set import build_policies, dense_corpora
+from membench.plugins import load_plugins
 from membench.scenario_file import read_scenario_spec
 from membench.vocabulary import load_token_counter
 
@@ -37,14 +42,16 @@ def run_in_memory(params: Params, root: Path = Path("."), vocabulary: Path | Non
     spec = read_scenario_spec(root / s.file)
     corpus = read_corpus(s.corpus.source, s.corpus.glob, s.corpus.exclude, base=root)
     scenario = build_scenario(spec, corpus.files, s.shape())
+    load_plugins()
     records = EXTRACTORS[params.extractor](scenario)
-    policies = build_policies(params.policies,
-                              lambda policy_id: dense or not policy_needs_embeddings(policy_id))
+    policies = build_policies(params.policies)
+    if not dense:
+        policies = without_embeddings(policies)
     vectors = None
     if dense:
         from membench import embedding
 
-        texts = embedding_texts(scenario, records, dense_corpora(policies))
+        texts = embedding_texts(scenario, records, embedded_stores(policies))
         model = embedding.load_model(params.embedding.model)
         matrix = embedding.embed(texts, model, batch_size=params.embedding.batch_size,
                                  progress=progress is not None)

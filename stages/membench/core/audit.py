@@ -25,10 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from membench.core.extract import FactRecord
-from membench.core.memory import ANALYZERS, PLAIN, RECORD_STORES, IndexCache, Memory
+from membench.core.memory import STORES, Memory
 from membench.core.model import Fact, Scenario
-from membench.core.policies import Policy, lexical_index_analyzer, lexical_index_stores, \
-    needs_embeddings
+from membench.core.policies import Policy, searches
+from membench.core.retrievers import ANALYZERS, PLAIN, IndexCache
 from membench.core.text import has, tokens
 
 TEXT = "text"
@@ -67,7 +67,7 @@ def _sequence_finder(token_lists: Sequence[Sequence[str]]) -> Callable[[Sequence
 
 
 def _keeps_records(policy: Policy) -> bool:
-    return any(store in RECORD_STORES for store in policy.stores)
+    return any(STORES[store].keeps_record_log for store in policy.stores)
 
 
 def _record_text(records: Sequence[FactRecord]) -> str:
@@ -106,7 +106,7 @@ class _DayAudit:
         if part == INDEX_SEQUENCES:
             occurs = _sequence_finder([tokenize(d.text) for d in documents])
             return {k: tuple(v for v in vs if occurs(tokenize(v))) for k, vs in values.items()}
-        vocabulary = self.indexes.get(store, self.memory.day, documents).vocabulary
+        vocabulary = self.indexes.bm25(store, self.memory.day, documents).vocabulary
         elsewhere = {t for d in documents if d.source not in self.deleted_sources
                      for t in tokens(d.text)}
         identifying = set(vocabulary) - elsewhere
@@ -115,11 +115,12 @@ class _DayAudit:
 
     def rows(self, policy: Policy) -> list[AuditRow]:
         checks = [(store, TEXT, PLAIN) for store in policy.stores]
-        for store in lexical_index_stores(policy):
-            checks += [(store, INDEX_TERMS, PLAIN),
-                       (store, INDEX_SEQUENCES, lexical_index_analyzer(policy))]
-        if needs_embeddings(policy):
-            checks += [(store, VECTORS, PLAIN) for store in policy.retrieves_from]
+        for store, retriever in searches(policy):
+            if retriever.analyzer is not None:
+                checks += [(store, INDEX_TERMS, PLAIN),
+                           (store, INDEX_SEQUENCES, retriever.analyzer)]
+        checks += [(store, VECTORS, PLAIN) for store, retriever in searches(policy)
+                   if retriever.needs_vectors]
         if _keeps_records(policy):
             checks.append((RECORDS_STORE, RECORDS, PLAIN))
         return [AuditRow(policy.id, self.memory.day, fact.key, store, part,

@@ -6,9 +6,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from membench.core.extract import FactRecord
-from membench.core.memory import IndexCache, Memory
+from membench.core.memory import Memory
 from membench.core.model import Scenario
 from membench.core.policies import Policy
+from membench.core.retrievers import IndexCache
 from membench.core.scoring import outcome
 
 Progress = Callable[[str], None]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from membench.core.model import ExchangeKind, Scenario
+from membench.core.registry import Registry
 
 
 class RecordAction(str, Enum):
@@ -30,15 +31,12 @@ class FactRecord:
 
 
 Extractor = Callable[[Scenario], list[FactRecord]]
-EXTRACTORS: dict[str, Extractor] = {}
+# A plugin module registers its own (see membench.plugins); params name one by key.
+EXTRACTORS: Registry[Extractor] = Registry("extractor")
 
 
 def register_extractor(name: str) -> Callable[[Extractor], Extractor]:
-    def register(extractor: Extractor) -> Extractor:
-        EXTRACTORS[name] = extractor
-        return extractor
-
-    return register
+    return EXTRACTORS.register(name)
 
 
 @register_extractor("perfect")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from membench.core.extract import FactRecord
-from membench.core.memory import IndexCache, Memory
+from membench.core.memory import Memory
 from membench.core.model import Scenario
+from membench.core.retrievers import IndexCache
 from membench.core.text import tokens
 
 IndexEntry = tuple[str, int, int, int, list[str]]  # store, day, position, source, tokens

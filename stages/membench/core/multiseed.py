@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from membench.core.bench import run_bench
 from membench.core.extract import EXTRACTORS
-from membench.core.policies import PolicySettings, build_policies, policy_needs_embeddings
+from membench.core.policies import PolicySettings, build_policies, without_embeddings
 from membench.core.scenario import CorpusFile, ScenarioShape, build_scenario
 from membench.core.results import OUTCOMES, Counts, ResultsTable
 from membench.core.spec import ScenarioSpec
@@ -36,8 +36,7 @@ def counts_for_seed(inputs: SeedInputs, seed: int) -> Counts:
     records = EXTRACTORS[inputs.extractor](scenario)
     # Dense policies need every seed's texts embedded (about 15 s a seed on 2 cores);
     # the multi-seed table covers the lexical and stored-memory policies only.
-    policies = build_policies(inputs.settings, lambda policy_id: not policy_needs_embeddings(
-        policy_id))
+    policies = without_embeddings(build_policies(inputs.settings))
     result = run_bench(scenario, records, policies, _no_tokens)
     return ResultsTable(result).counts([p.id for p in policies])
 

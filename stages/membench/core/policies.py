@@ -1,18 +1,20 @@
 """Memory policies: what each keeps and what it injects for a question.
 
-A policy is one small class registered with @register_policy; it names the stores it
-keeps (for stored-token counts and the deletion audit) and builds its injection from
-a Memory. Registration order is the report's row order.
+A policy is a factory in POLICIES: settings in, a Policy out. One that builds its
+injection itself is a small class; a retrieval policy is data (a RetrievalPolicy: store,
+retriever, k setting, with or without the profile). Each is registered with an explicit
+order, which is the report's row order; plugins (membench.plugins) add more the same way.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 
-from membench.core.memory import PLAIN, STEMMED, Document, Memory
+from membench.core.memory import Document, Memory
+from membench.core.registry import Registry
+from membench.core.retrievers import PLAIN, RETRIEVERS, Retriever
 
 
 @dataclass(frozen=True)
@@ -33,10 +35,11 @@ class Injection:
 
 
 class Policy(ABC):
-    id: ClassVar[str]
-    label: ClassVar[str]
-    stores: ClassVar[tuple[str, ...]]  # every store the policy keeps
-    retrieves_from: ClassVar[tuple[str, ...]] = ()  # stores it builds a search index over
+    id: str
+    label: str
+    stores: tuple[str, ...]  # every store the policy keeps
+    # (store, retriever name) for every search the policy runs: what it indexes or embeds
+    searches: tuple[tuple[str, str], ...] = ()
 
     def __init__(self, settings: PolicySettings) -> None:
         self.settings = settings
@@ -45,14 +48,13 @@ class Policy(ABC):
     def inject(self, memory: Memory, question: str) -> Injection: ...
 
 
-POLICIES: dict[str, type[Policy]] = {}
+PolicyFactory = Callable[[PolicySettings], Policy]  # a Policy class or a RetrievalPolicy
+POLICIES: Registry[PolicyFactory] = Registry("policy")
 
 
-def register_policy(cls: type[Policy]) -> type[Policy]:
-    if cls.id in POLICIES:
-        raise ValueError(f"policy id {cls.id!r} registered twice")
-    POLICIES[cls.id] = cls
-    return cls
+def register_policy(*, order: float) -> Callable[[PolicyFactory], PolicyFactory]:
+    """Registers a factory under its `id`; `order` places its row in every table."""
+    return lambda factory: POLICIES.add(factory.id, factory, order=order)
 
 
 def _all(memory: Memory, store: str) -> Injection:
@@ -64,7 +66,7 @@ def _retrieved(documents: list[Document], prefix: tuple[str, ...] = ()) -> Injec
                      tuple(d.source for d in documents))
 
 
-@register_policy
+@register_policy(order=10)
 class SessionBuffer(Policy):
     id, label, stores = "session_buffer", "session buffer only", ("session",)
 
@@ -72,7 +74,7 @@ class SessionBuffer(Policy):
         return _all(memory, "session")
 
 
-@register_policy
+@register_policy(order=20)
 class FullTranscript(Policy):
     id, label, stores = "full_transcript", "full transcript, every session", ("transcript",)
 
@@ -80,7 +82,7 @@ class FullTranscript(Policy):
         return _all(memory, "transcript")
 
 
-@register_policy
+@register_policy(order=30)
 class LastExchanges(Policy):
     id, stores = "last_n_exchanges", ("transcript",)
 
@@ -92,7 +94,7 @@ class LastExchanges(Policy):
         return Injection(tuple(memory.lines("transcript")[-self.settings.window_exchanges:]))
 
 
-@register_policy
+@register_policy(order=40)
 class FactLog(Policy):
     id, label, stores = "fact_log", "fact log, append-only, all injected", ("fact_log",)
 
@@ -100,7 +102,7 @@ class FactLog(Policy):
         return _all(memory, "fact_log")
 
 
-@register_policy
+@register_policy(order=50)
 class Profile(Policy):
     id, label, stores = "profile", "profile, upsert + delete, all injected", ("profile",)
 
@@ -108,160 +110,101 @@ class Profile(Policy):
         return _all(memory, "profile")
 
 
+TOP_K, HYBRID_TOP_K = "retrieval_top_k", "hybrid_top_k"  # PolicySettings fields
+
+
+@dataclass(frozen=True)
+class RetrievalPolicy:
+    """A retrieval policy as data: top-k of one retriever over one store, optionally
+    after the whole profile. Calling it with settings gives the Policy."""
+
+    id: str
+    store: str
+    retriever: str  # a RETRIEVERS name
+    describes: str  # the label, with {k} for the top-k setting's value
+    k_setting: str = TOP_K
+    with_profile: bool = False
+
+    def __post_init__(self) -> None:
+        if self.k_setting not in {f.name for f in fields(PolicySettings)}:
+            raise ValueError(f"policy {self.id!r}: no setting {self.k_setting!r}")
+
+    def __call__(self, settings: PolicySettings) -> Policy:
+        return _Retrieval(self, settings)
+
+
 class _Retrieval(Policy):
-    """Top-k search over one store, optionally after the whole profile."""
-
-    corpus: ClassVar[str]
-    search: ClassVar[str] = "bm25"  # bm25, bm25_stemmed, dense or hybrid
-    with_profile: ClassVar[bool] = False
-    _describes: ClassVar[str]
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if "corpus" in cls.__dict__:
-            cls.retrieves_from = (cls.corpus,)
-
-    @property
-    def top_k(self) -> int:
-        s = self.settings
-        return s.hybrid_top_k if self.with_profile else s.retrieval_top_k
-
-    @property
-    def label(self):
-        return self._describes.format(k=self.top_k)
+    def __init__(self, declared: RetrievalPolicy, settings: PolicySettings) -> None:
+        super().__init__(settings)
+        self.declared = declared
+        self.id = declared.id
+        self.top_k: int = getattr(settings, declared.k_setting)
+        self.label = declared.describes.format(k=self.top_k)
+        self.stores = ("profile", declared.store) if declared.with_profile else (declared.store,)
+        self.searches = ((declared.store, declared.retriever),)
 
     def inject(self, memory, question):
-        prefix = tuple(memory.lines("profile")) if self.with_profile else ()
-        k = self.top_k
-        if self.search == "dense":
-            found = memory.retrieve_dense(self.corpus, question, k)
-        elif self.search == "hybrid":
-            found = memory.retrieve_fused(self.corpus, question, k)
-        else:
-            found = memory.retrieve(self.corpus, question, k, lexical_index_analyzer(self))
+        prefix = tuple(memory.lines("profile")) if self.declared.with_profile else ()
+        found = memory.search(self.declared.store, self.declared.retriever, question,
+                              self.top_k)
         return _retrieved(found, prefix)
 
 
-@register_policy
-class Bm25Transcript(_Retrieval):
-    id, stores, corpus = "bm25_transcript", ("transcript",), "transcript"
-    _describes = "BM25 top-{k} over transcript"
+# The article's retrieval policies, then beyond it: stemming, dense embeddings, their fusion.
+for _order, _policy in enumerate((
+    RetrievalPolicy("bm25_transcript", "transcript", "bm25", "BM25 top-{k} over transcript"),
+    RetrievalPolicy("bm25_fact_log", "fact_log", "bm25", "BM25 top-{k} over fact log"),
+    RetrievalPolicy("profile_bm25", "transcript", "bm25",
+                    "profile + BM25 top-{k} over transcript", HYBRID_TOP_K, with_profile=True),
+    RetrievalPolicy("profile_bm25_redacted", "transcript_redacted", "bm25",
+                    "profile + BM25 top-{k}, deletes redacted", HYBRID_TOP_K, with_profile=True),
+    RetrievalPolicy("profile_bm25_unextracted", "transcript_unextracted", "bm25",
+                    "profile + BM25 top-{k}, facts not indexed", HYBRID_TOP_K,
+                    with_profile=True),
+    RetrievalPolicy("bm25_stemmed_transcript", "transcript", "bm25_stemmed",
+                    "BM25 stemmed top-{k} over transcript"),
+    RetrievalPolicy("dense_transcript", "transcript", "dense", "dense top-{k} over transcript"),
+    RetrievalPolicy("dense_fact_log", "fact_log", "dense", "dense top-{k} over fact log"),
+    RetrievalPolicy("profile_dense_unextracted", "transcript_unextracted", "dense",
+                    "profile + dense top-{k}, facts not indexed", HYBRID_TOP_K,
+                    with_profile=True),
+    RetrievalPolicy("hybrid_transcript", "transcript", "hybrid",
+                    "BM25 + dense RRF top-{k} over transcript"),
+    RetrievalPolicy("profile_hybrid_unextracted", "transcript_unextracted", "hybrid",
+                    "profile + RRF top-{k}, facts not indexed", HYBRID_TOP_K, with_profile=True),
+), start=6):
+    register_policy(order=_order * 10)(_policy)
 
 
-@register_policy
-class Bm25FactLog(_Retrieval):
-    id, stores, corpus = "bm25_fact_log", ("fact_log",), "fact_log"
-    _describes = "BM25 top-{k} over fact log"
-
-
-@register_policy
-class ProfileBm25(_Retrieval):
-    id, stores, corpus, with_profile = "profile_bm25", ("profile", "transcript"), "transcript", True
-    _describes = "profile + BM25 top-{k} over transcript"
-
-
-@register_policy
-class ProfileBm25Redacted(_Retrieval):
-    id, corpus, with_profile = "profile_bm25_redacted", "transcript_redacted", True
-    stores = ("profile", "transcript_redacted")
-    _describes = "profile + BM25 top-{k}, deletes redacted"
-
-
-@register_policy
-class ProfileBm25Unextracted(_Retrieval):
-    id, corpus, with_profile = "profile_bm25_unextracted", "transcript_unextracted", True
-    stores = ("profile", "transcript_unextracted")
-    _describes = "profile + BM25 top-{k}, facts not indexed"
-
-
-# ---- beyond the article: stemming, dense embeddings, and their fusion ----------------
-
-
-@register_policy
-class Bm25StemmedTranscript(_Retrieval):
-    id, stores, corpus, search = "bm25_stemmed_transcript", ("transcript",), "transcript", \
-        "bm25_stemmed"
-    _describes = "BM25 stemmed top-{k} over transcript"
-
-
-@register_policy
-class DenseTranscript(_Retrieval):
-    id, stores, corpus, search = "dense_transcript", ("transcript",), "transcript", "dense"
-    _describes = "dense top-{k} over transcript"
-
-
-@register_policy
-class DenseFactLog(_Retrieval):
-    id, stores, corpus, search = "dense_fact_log", ("fact_log",), "fact_log", "dense"
-    _describes = "dense top-{k} over fact log"
-
-
-@register_policy
-class ProfileDenseUnextracted(_Retrieval):
-    id, corpus, search, with_profile = ("profile_dense_unextracted", "transcript_unextracted",
-                                        "dense", True)
-    stores = ("profile", "transcript_unextracted")
-    _describes = "profile + dense top-{k}, facts not indexed"
-
-
-@register_policy
-class HybridTranscript(_Retrieval):
-    id, stores, corpus, search = "hybrid_transcript", ("transcript",), "transcript", "hybrid"
-    _describes = "BM25 + dense RRF top-{k} over transcript"
-
-
-@register_policy
-class ProfileHybridUnextracted(_Retrieval):
-    id, corpus, search, with_profile = ("profile_hybrid_unextracted", "transcript_unextracted",
-                                        "hybrid", True)
-    stores = ("profile", "transcript_unextracted")
-    _describes = "profile + RRF top-{k}, facts not indexed"
-
-
-# What each kind of search needs: embeddings, and a BM25 index (plain or stemmed).
-EMBEDDING_SEARCHES = frozenset({"dense", "hybrid"})
-BM25_SEARCHES = frozenset({"bm25", "bm25_stemmed", "hybrid"})
-PLAIN_BM25_SEARCHES = frozenset({"bm25", "hybrid"})
-
-
-def _search(policy: Policy | type[Policy]) -> str | None:
-    return getattr(policy, "search", None)
+def searches(policy: Policy) -> list[tuple[str, type[Retriever]]]:
+    """(store, retriever class) of each search the policy runs."""
+    return [(store, RETRIEVERS[name]) for store, name in policy.searches]
 
 
 def needs_embeddings(policy: Policy) -> bool:
-    return _search(policy) in EMBEDDING_SEARCHES
+    return any(retriever.needs_vectors for _, retriever in searches(policy))
 
 
-def policy_needs_embeddings(policy_id: str) -> bool:
-    return _search(POLICIES[policy_id]) in EMBEDDING_SEARCHES
+def without_embeddings(policies: Sequence[Policy]) -> list[Policy]:
+    """The policies that run without the embed stage's vectors (no model, fast)."""
+    return [policy for policy in policies if not needs_embeddings(policy)]
 
 
-def lexical_index_stores(policy: Policy) -> tuple[str, ...]:
-    """Stores the policy keeps a BM25 term dictionary for (dense-only policies keep none)."""
-    return policy.retrieves_from if _search(policy) in BM25_SEARCHES else ()
+def build_policies(settings: PolicySettings) -> list[Policy]:
+    """Every registered policy, in row order; load membench.plugins first for plugins'."""
+    return [POLICIES[policy_id](settings) for policy_id in POLICIES]
 
 
-def lexical_index_analyzer(policy: Policy) -> str:
-    """The analyzer of the policy's BM25 index: its token sequences are stemmed or plain."""
-    return STEMMED if _search(policy) == "bm25_stemmed" else PLAIN
+def _stores(policies: Sequence[Policy], wanted: Callable[[type[Retriever]], bool]) -> list[str]:
+    return list(dict.fromkeys(store for policy in policies
+                              for store, retriever in searches(policy) if wanted(retriever)))
 
 
-def build_policies(settings: PolicySettings,
-                   only: Callable[[str], bool] = lambda _: True) -> list[Policy]:
-    return [cls(settings) for policy_id, cls in POLICIES.items() if only(policy_id)]
+def tokenized_stores(policies: Sequence[Policy]) -> list[str]:
+    """Stores some retriever keeps a plain BM25 index of: the index stage tokenizes them."""
+    return _stores(policies, lambda retriever: retriever.analyzer == PLAIN)
 
 
-def retrieval_corpora(policies: list[Policy]) -> list[str]:
-    """The stores some policy searches with plain BM25, which the index stage tokenizes."""
-    seen: dict[str, None] = {}
-    for policy in policies:
-        if _search(policy) in PLAIN_BM25_SEARCHES:
-            for store in policy.retrieves_from:
-                seen[store] = None
-    return list(seen)
-
-
-def dense_corpora(policies: list[Policy]) -> list[str]:
-    """The stores some policy searches by embedding, which the embed stage must embed."""
-    return list(dict.fromkeys(store for policy in policies if needs_embeddings(policy)
-                              for store in policy.retrieves_from))
+def embedded_stores(policies: Sequence[Policy]) -> list[str]:
+    """Stores some retriever ranks by vectors: the embed stage must embed them."""
+    return _stores(policies, lambda retriever: retriever.needs_vectors)

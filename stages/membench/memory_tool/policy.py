@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from membench.core.extract import FactRecord, RecordAction
-from membench.core.memory import Document, Memory, register_store
+from membench.core.memory import Memory, register_store
 from membench.core.policies import Injection, Policy, register_policy
+from membench.core.retrievers import Document
 
 from .handler import MemoryToolHandler
 
@@ -76,7 +77,7 @@ def _memory_tool_files(memory: Memory) -> list[Document]:
     return [Document(source, text) for _, text, source in replay(_records(memory)).contents]
 
 
-@register_policy
+@register_policy(order=170)  # after the core policies
 class MemoryToolProfile(Policy):
     id, label = "memory_tool_profile", "memory-tool profile files, view injected"
     stores = ("memory_tool_files",)

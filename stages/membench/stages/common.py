@@ -20,6 +20,7 @@ from membench.core.tokenizer import VocabularyError
 from membench.corpus import CorpusError
 from membench.embedding import ModelUnavailableError
 from membench.params import Params, ParamsError, load_params
+from membench.plugins import load_plugins
 from membench.tables import corpus_from_table, scenario_from_tables
 
 PARAMS_FILE = Path("params.yaml")
@@ -66,6 +67,8 @@ def fails_cleanly(command: F) -> F:
 
 
 def read_params(path: Path) -> Params:
+    """Loads the plugins first: params name an extractor, and the stage builds policies."""
+    load_plugins()
     return load_params(path, set(EXTRACTORS))
 
 

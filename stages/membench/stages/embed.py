@@ -22,7 +22,7 @@ from membench.embedding import ENCODER_VERSION  # cheap: loads no model or token
 from membench.core.indexing import embedding_texts
 from membench.embedding_files import load_cache
 from membench.outputs import staged_outputs
-from membench.policy_set import build_policies, dense_corpora
+from membench.core.policies import build_policies, embedded_stores
 from membench.stages.common import (
     PARAMS_FILE,
     RECORDS_PATH,
@@ -85,7 +85,7 @@ def embed(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR
     weights = embedding.weights_sha256(model_id)  # also fails early if not installed
     built = read_scenario(scenario)
     fact_records = records_from_table(read_parquet(records))
-    texts = embedding_texts(built, fact_records, dense_corpora(build_policies(p.policies)))
+    texts = embedding_texts(built, fact_records, embedded_stores(build_policies(p.policies)))
     cache = load_encoder_cache(cache_file)
     missing = cache.missing(model_id, texts)
     typer.echo(f"embed: {len(texts)} texts, {len(texts) - len(missing)} cached, "

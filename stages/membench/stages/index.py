@@ -6,7 +6,7 @@ import typer
 
 from membench.core.indexing import tokenized_corpora
 from membench.outputs import staged_outputs
-from membench.policy_set import build_policies, retrieval_corpora
+from membench.core.policies import build_policies, tokenized_stores
 from membench.stages.common import (
     INDEX_PATH,
     PARAMS_FILE,
@@ -31,7 +31,7 @@ def index(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR
     p = read_params(params)
     built = read_scenario(scenario)
     fact_records = records_from_table(read_parquet(records))
-    stores = retrieval_corpora(build_policies(p.policies))
+    stores = tokenized_stores(build_policies(p.policies))
     entries = tokenized_corpora(built, fact_records, stores)
     with staged_outputs() as outputs:
         outputs.parquet(out, index_table(entries))

@@ -6,9 +6,9 @@ import typer
 
 from membench.core.audit import audit_days, run_audit
 from membench.core.bench import run_bench
-from membench.core.memory import IndexCache
 from membench.outputs import staged_outputs
-from membench.policy_set import build_policies
+from membench.core.policies import build_policies
+from membench.core.retrievers import IndexCache
 from membench.stages.common import (
     AUDIT_PATH,
     INDEX_PATH,

@@ -12,12 +12,11 @@ import typer
 from membench import environment
 from membench.core.metrics import detailed, summary
 from membench.core.multiseed import counts_from_json
-from membench.core.policies import policy_needs_embeddings
+from membench.core.policies import build_policies, without_embeddings
 from membench.core.report import ReportInputs, render_report
 from membench.core.results import ResultsTable
 from membench.core.tokenizer import O200K_SHA256
 from membench.outputs import staged_outputs
-from membench.policy_set import build_policies
 from membench.stages.common import (
     AUDIT_PATH,
     OUTCOMES_PATH,
@@ -98,8 +97,9 @@ def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DI
         published = tomllib.loads(article.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise ValueError(f"cannot read the article's table {article}: {error}") from None
-    labels = {policy.id: policy.label for policy in build_policies(p.policies)}
-    lexical = [policy_id for policy_id in labels if not policy_needs_embeddings(policy_id)]
+    policies = build_policies(p.policies)
+    labels = {policy.id: policy.label for policy in policies}
+    lexical = [policy.id for policy in without_embeddings(policies)]
     per_seed = counts_from_json(read_json(multiseed), lexical)
     text = render_report(ReportInputs(
         header=header(p, manifest, read_parquet(embeddings).schema.metadata or {}),
