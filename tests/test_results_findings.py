@@ -11,7 +11,7 @@ import pytest
 
 from membench.core import metrics
 from membench.core.findings import FINDINGS, RETRIEVAL_FINDINGS, finding_paragraphs
-from membench.core.policies import POLICIES, Bm25Transcript, register_policy
+from membench.core.policies import POLICIES, RetrievalPolicy, register_policy
 from membench.core.report import ReportInputs, render_report
 from membench.core.results import ResultsTable
 from membench.core.retrieval_report import retrieval_section
@@ -81,15 +81,15 @@ def test_no_finding_calls_recall_the_current_value(default_run):
     assert "top-k (recall@k) for 36 of 37 and 5 of 37" in text
 
 
-class _Bm25Again(Bm25Transcript):
-    id = "test_bm25_again"
-
-
 @pytest.fixture
-def extra_retriever():
-    register_policy(_Bm25Again)
-    yield _Bm25Again.id
-    del POLICIES[_Bm25Again.id]
+def extra_retriever(monkeypatch):
+    """bm25_transcript again under another id, registered in a copy of the registry."""
+    monkeypatch.setattr(POLICIES, "_entries", dict(POLICIES._entries))
+    declared = POLICIES["bm25_transcript"]
+    again = RetrievalPolicy("test_bm25_again", declared.store, declared.retriever,
+                            declared.describes)
+    register_policy(order=1_000)(again)
+    return again.id
 
 
 def test_a_new_retrieval_policy_joins_the_retrieval_table(extra_retriever, default_params,
