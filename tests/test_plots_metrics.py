@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from html import escape
 
 import pytest
 
-from membench.core import metrics, plots, svg
+from membench.core import metrics, plots
 from membench.core.results import ResultsTable
 from membench.core.summary import combined_rows
 
@@ -50,32 +57,77 @@ def test_plot_rows_cover_every_policy_form_and_day(table, ids):
     assert {d["day"] for d in days} == {10, 20, 30}
 
 
-def test_svgs_are_well_formed_without_ids(table, ids):
-    points = plots.cost_quality(table, ids)
-    charts = [svg.cost_quality_svg(points, 40),
-              svg.outcome_bars_svg(plots.outcome_bars(table, ids)),
-              svg.by_day_svg(plots.by_day(table, ids))]
-    for chart in charts:
+def charts(table, ids) -> dict[str, list[dict]]:
+    return {"cost_quality.json": plots.cost_quality(table, ids),
+            "outcomes.json": plots.outcome_bars(table, ids),
+            "by_day.json": plots.by_day(table, ids)}
+
+
+def test_the_report_images_are_the_dvc_plots_templates(table, ids, repo_root):
+    """Each SVG is its dvc.yaml template filled as `dvc plots show` fills it: every policy
+    and the template's title appear, and a changed template changes the image."""
+    for name, rows in charts(table, ids).items():
+        template, _, _ = plots.chart(name, repo_root)
+        chart = plots.chart_svg(name, rows, repo_root)
         root = ET.fromstring(chart)
-        assert root.tag.endswith("svg")
-        assert " id=" not in chart
-    ns = "{http://www.w3.org/2000/svg}"
-    circles = ET.fromstring(charts[0]).findall(f"{ns}circle")
-    assert len(circles) == len(ids)  # one filled circle per literal point
+        assert root.tag.endswith("svg") and " id=" not in chart
+        title = json.loads(template.read_text())["title"]
+        assert escape(title if isinstance(title, str) else title["text"]) in chart
+        for policy in ids:
+            assert policy in chart, (name, policy)
+    spec = plots.filled_spec(*(lambda t, x, y: (t, charts(table, ids)["outcomes.json"],
+                                                 "reports/plots/outcomes.json", x, y))(
+        *plots.chart("outcomes.json", repo_root)))
+    spec["title"] = "Another title"
+    assert "Another title" in plots.render_svg(spec)
 
 
-def test_svg_bytes_depend_only_on_the_rows(table, ids):
+def test_cost_quality_reads_with_twenty_policies_and_an_honest_ceiling(repo_root):
+    """Twenty-four policies: every one is an axis label (no colour per policy to reuse),
+    the two forms have two distinct colours, and the axis stops at the live probes (37),
+    not at a rounded 40."""
+    rows = [{"policy": f"policy_{i:02}", "form": form, "point": f"policy_{i:02} ({form})",
+             "mean_injected_tokens": 1000.0 * (i + 1), "current": i % 38, "live": 37}
+            for i in range(24) for form in ("literal", "paraphrase")]
+    chart = plots.chart_svg("cost_quality.json", rows, repo_root)
+    labels = re.findall(r"<text[^>]*>([^<]*)</text>", chart)
+    assert all(f"policy_{i:02}" in labels for i in range(24))
+    points = re.findall(r'aria-roledescription="point"[^>]* fill="(#[0-9a-f]{6})"',
+                        chart)
+    assert len(points) >= 2 * 24 * 2 and set(points) == {"#1f77b4", "#e6550d"}
+    ticks = [int(t) for t in labels if t.isdigit()]
+    assert max(ticks) <= 37 and "40" not in labels
+
+
+def test_plot_rows_state_the_live_ceiling(table, ids):
+    for point in plots.cost_quality(table, ids):
+        assert point["current"] <= point["live"] == table.n(point["policy"], point["form"],
+                                                           deleted=False)
+
+
+RENDER = """
+import hashlib, json, sys
+from membench.core import plots
+rows = json.load(open(sys.argv[1]))
+print(hashlib.sha256(plots.chart_svg("outcomes.json", rows).encode()).hexdigest())
+"""
+
+
+def test_svg_bytes_depend_only_on_the_rows(table, ids, repo_root, tmp_path):
+    """Twice in-process, then in a subprocess with one thread, another locale and time zone
+    and a HOME without fonts: the same bytes. A font on the machine that shadows the pinned
+    one is refused (plots.PROBE_SHA256) rather than silently changing the images."""
     bars = plots.outcome_bars(table, ids)
-    assert svg.outcome_bars_svg(bars) == svg.outcome_bars_svg([dict(b) for b in bars])
+    first = plots.chart_svg("outcomes.json", bars, repo_root)
+    assert first == plots.chart_svg("outcomes.json", [dict(b) for b in bars], repo_root)
     changed = [dict(b, probes=b["probes"] + 1) if i == 0 else b for i, b in enumerate(bars)]
-    assert svg.outcome_bars_svg(changed) != svg.outcome_bars_svg(bars)
-
-
-def test_log_axis_places_ten_times_the_tokens_one_decade_right():
-    rows = [{"policy": "a", "form": "literal", "mean_injected_tokens": 10.0, "current": 1},
-            {"policy": "b", "form": "literal", "mean_injected_tokens": 100.0, "current": 1},
-            {"policy": "c", "form": "literal", "mean_injected_tokens": 1000.0, "current": 1}]
-    ns = "{http://www.w3.org/2000/svg}"
-    xs = [float(c.get("cx")) for c in
-          ET.fromstring(svg.cost_quality_svg(rows, 4)).findall(f"{ns}circle")]
-    assert xs[1] - xs[0] == pytest.approx(xs[2] - xs[1])
+    assert plots.chart_svg("outcomes.json", changed, repo_root) != first
+    data = tmp_path / "bars.json"
+    data.write_text(json.dumps(bars))
+    (tmp_path / "home").mkdir()
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "LC_ALL": "C", "LANG": "C",
+           "TZ": "Pacific/Auckland", "RAYON_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": str(repo_root / "stages")}
+    out = subprocess.run([sys.executable, "-c", RENDER, str(data)], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == hashlib.sha256(first.encode()).hexdigest()

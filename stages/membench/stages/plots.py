@@ -1,5 +1,6 @@
 """Stage plots: JSON plot data for `dvc plots show` and the same charts as SVG for the
-report, all under reports/plots/ (kept in git, so the report's images render on GitHub)."""
+report, drawn from the same dvc.yaml templates, all under reports/plots/ (kept in git, so
+the report's images render on GitHub)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import Annotated
 import typer
 
 from membench.core import plots as data
-from membench.core import svg
 from membench.core.policies import build_policies
 from membench.core.results import ResultsTable
 from membench.outputs import staged_outputs
@@ -41,12 +41,10 @@ def plots(params: ParamsFile = PARAMS_FILE, outcomes: OutcomesFile = OUTCOMES_PA
                           data.by_day(table, ids))
     if not points:
         raise ValueError(f"{outcomes} holds no outcome: rerun the policies stage")
-    probes = table.n(ids[0], "literal")
     with staged_outputs() as outputs:
         outputs.json(out / "cost_quality.json", points)
         outputs.json(out / "outcomes.json", bars)
         outputs.json(out / "by_day.json", days)
-        outputs.text(out / "cost_quality.svg", svg.cost_quality_svg(points, probes))
-        outputs.text(out / "outcomes.svg", svg.outcome_bars_svg(bars))
-        outputs.text(out / "by_day.svg", svg.by_day_svg(days))
+        for name, rows in (("cost_quality", points), ("outcomes", bars), ("by_day", days)):
+            outputs.text(out / f"{name}.svg", data.chart_svg(f"{name}.json", rows))
     typer.echo(f"plots: wrote 3 charts under {out}", err=True)
