@@ -13,6 +13,7 @@ from html import escape
 
 import pytest
 
+from membench import charts as images
 from membench.core import metrics, plots
 from membench.core.results import ResultsTable
 from membench.core.summary import combined_rows
@@ -67,19 +68,19 @@ def test_the_report_images_are_the_dvc_plots_templates(table, ids, repo_root):
     """Each SVG is its dvc.yaml template filled as `dvc plots show` fills it: every policy
     and the template's title appear, and a changed template changes the image."""
     for name, rows in charts(table, ids).items():
-        template, _, _ = plots.chart(name, repo_root)
-        chart = plots.chart_svg(name, rows, repo_root)
+        template, _, _ = images.chart(name, repo_root)
+        chart = images.chart_svg(name, rows, repo_root)
         root = ET.fromstring(chart)
         assert root.tag.endswith("svg") and " id=" not in chart
         title = json.loads(template.read_text())["title"]
         assert escape(title if isinstance(title, str) else title["text"]) in chart
         for policy in ids:
             assert policy in chart, (name, policy)
-    spec = plots.filled_spec(*(lambda t, x, y: (t, charts(table, ids)["outcomes.json"],
+    spec = images.filled_spec(*(lambda t, x, y: (t, charts(table, ids)["outcomes.json"],
                                                  "reports/plots/outcomes.json", x, y))(
-        *plots.chart("outcomes.json", repo_root)))
+        *images.chart("outcomes.json", repo_root)))
     spec["title"] = "Another title"
-    assert "Another title" in plots.render_svg(spec)
+    assert "Another title" in images.render_svg(spec)
 
 
 def test_cost_quality_reads_with_twenty_policies_and_an_honest_ceiling(repo_root):
@@ -89,7 +90,7 @@ def test_cost_quality_reads_with_twenty_policies_and_an_honest_ceiling(repo_root
     rows = [{"policy": f"policy_{i:02}", "form": form, "point": f"policy_{i:02} ({form})",
              "mean_injected_tokens": 1000.0 * (i + 1), "current": i % 38, "live": 37}
             for i in range(24) for form in ("literal", "paraphrase")]
-    chart = plots.chart_svg("cost_quality.json", rows, repo_root)
+    chart = images.chart_svg("cost_quality.json", rows, repo_root)
     labels = re.findall(r"<text[^>]*>([^<]*)</text>", chart)
     assert all(f"policy_{i:02}" in labels for i in range(24))
     points = re.findall(r'aria-roledescription="point"[^>]* fill="(#[0-9a-f]{6})"',
@@ -107,27 +108,27 @@ def test_plot_rows_state_the_live_ceiling(table, ids):
 
 RENDER = """
 import hashlib, json, sys
-from membench.core import plots
+from membench import charts as images
 rows = json.load(open(sys.argv[1]))
-print(hashlib.sha256(plots.chart_svg("outcomes.json", rows).encode()).hexdigest())
+print(hashlib.sha256(images.chart_svg("outcomes.json", rows).encode()).hexdigest())
 """
 
 
 def test_svg_bytes_depend_only_on_the_rows(table, ids, repo_root, tmp_path):
     """Twice in-process, then in a subprocess with one thread, another locale and time zone
     and a HOME without fonts: the same bytes. A font on the machine that shadows the pinned
-    one is refused (plots.PROBE_SHA256) rather than silently changing the images."""
+    one is refused (images.PROBE_SHA256) rather than silently changing the images."""
     bars = plots.outcome_bars(table, ids)
-    first = plots.chart_svg("outcomes.json", bars, repo_root)
-    assert first == plots.chart_svg("outcomes.json", [dict(b) for b in bars], repo_root)
+    first = images.chart_svg("outcomes.json", bars, repo_root)
+    assert first == images.chart_svg("outcomes.json", [dict(b) for b in bars], repo_root)
     changed = [dict(b, probes=b["probes"] + 1) if i == 0 else b for i, b in enumerate(bars)]
-    assert plots.chart_svg("outcomes.json", changed, repo_root) != first
+    assert images.chart_svg("outcomes.json", changed, repo_root) != first
     data = tmp_path / "bars.json"
     data.write_text(json.dumps(bars))
     (tmp_path / "home").mkdir()
     env = {**os.environ, "HOME": str(tmp_path / "home"), "LC_ALL": "C", "LANG": "C",
            "TZ": "Pacific/Auckland", "RAYON_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": str(repo_root / "stages")}
-    out = subprocess.run([sys.executable, "-c", RENDER, str(data)], env=env, cwd=tmp_path,
+    out = subprocess.run([sys.executable, "-c", RENDER, str(data)], env=env, cwd=repo_root,
                          capture_output=True, text=True, check=True).stdout.strip()
     assert out == hashlib.sha256(first.encode()).hexdigest()

@@ -1,31 +1,10 @@
-"""The three charts: their rows (JSON-ready dicts) and their images.
-
-One definition per chart: the Vega-Lite templates under .dvc/plots/ are what `dvc plots
-show/diff` draws, and the report's SVGs are the same templates, filled by DVC's own renderer
-and drawn offline by vl-convert (a pinned Rust/Deno build of Vega). Text is measured with
-Source Sans Pro from the pinned `font-source-sans-pro` package, never a system font, so
-the bytes depend only on the rows and the pinned packages (docs/reproducibility.md)."""
+"""The three charts' rows (JSON-ready dicts); membench.charts draws them."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
-from functools import cache
-from importlib import resources
-from pathlib import Path
 
 from membench.core.results import OUTCOMES, ResultsTable
-
-FONT_FAMILY = "Source Sans Pro"
-# sha256 of PROBE_SPEC drawn with the pinned vl-convert and font: another value means a
-# font on this machine shadows the pinned one (fonts are found by family name), or a
-# different vl-convert, and the committed SVGs would not be reproduced byte for byte.
-PROBE_SPEC = {"data": {"values": [{"a": "Wide WWW text", "b": 1}]}, "mark": "bar",
-              "encoding": {"y": {"field": "a", "type": "nominal"},
-                           "x": {"field": "b", "type": "quantitative"}},
-              "config": {"font": FONT_FAMILY}}
-PROBE_SHA256 = "c6d585ceadd6cb3635253750912b8c360ecf9f6ec5c3935008742393f0a3ae10"
 
 
 def cost_quality(table: ResultsTable, policy_ids: Sequence[str]) -> list[dict]:
@@ -52,56 +31,3 @@ def by_day(table: ResultsTable, policy_ids: Sequence[str]) -> list[dict]:
 
 # The project's dvc.yaml and .dvc/plots/: where `dvc plots` reads each chart's template and
 # x/y fields, read here too so a chart is declared once (stages/membench/core/ -> root).
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def chart(name: str, root: Path = ROOT) -> tuple[Path, str, str]:
-    """Template, x and y of the `plots:` entry in dvc.yaml whose data file is `name`."""
-    import yaml
-
-    for plot in yaml.safe_load((root / "dvc.yaml").read_text())["plots"]:
-        (path, props), = plot.items()
-        if Path(path).name == name:
-            return root / props["template"], props["x"], props["y"]
-    raise KeyError(f"dvc.yaml declares no plot for {name}")
-
-
-def chart_svg(name: str, rows: Sequence[dict], root: Path = ROOT) -> str:
-    """The report's image of the chart whose data file is `name`: its dvc.yaml template,
-    filled as `dvc plots show` fills it, drawn offline."""
-    template, x, y = chart(name, root)
-    return render_svg(filled_spec(template, rows, f"reports/plots/{name}", x, y))
-
-
-def filled_spec(template: Path, rows: Sequence[dict], plot_path: str, x: str, y: str,
-                rev: str = "workspace") -> dict:
-    """The Vega-Lite spec `dvc plots show` draws for `plot_path`: DVC's own renderer fills
-    the template with the rows tagged by revision, as it does for the workspace."""
-    from dvc_render.vega import VegaRenderer
-
-    datapoints = [{**row, "rev": rev, "filename": plot_path, "field": y} for row in rows]
-    return VegaRenderer(datapoints, plot_path, template=str(template),
-                        x=x, y=y).get_filled_template()
-
-
-@cache
-def _converter():
-    import vl_convert
-
-    font_dir = resources.files("font_source_sans_pro") / "files"
-    vl_convert.register_font_directory(str(font_dir))
-    probe = vl_convert.vegalite_to_svg(PROBE_SPEC)
-    digest = hashlib.sha256(probe.encode()).hexdigest()
-    if digest != PROBE_SHA256:
-        raise RuntimeError(
-            f"vl-convert measured text differently ({digest[:12]}): a font named "
-            f"{FONT_FAMILY!r} installed on this machine, or an unpinned vl-convert, would "
-            "change the committed SVGs; remove that font or pin the versions in pyproject")
-    return vl_convert
-
-
-def render_svg(spec: dict) -> str:
-    """The SVG of a filled spec, in the pinned font; the same bytes on every machine."""
-    spec = json.loads(json.dumps(spec))
-    spec.setdefault("config", {})["font"] = FONT_FAMILY
-    return _converter().vegalite_to_svg(spec)

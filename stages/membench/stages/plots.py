@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from membench.charts import chart_svg
 from membench.core import plots as data
 from membench.core.policies import build_policies
 from membench.core.results import ResultsTable
@@ -46,5 +47,5 @@ def plots(params: ParamsFile = PARAMS_FILE, outcomes: OutcomesFile = OUTCOMES_PA
         outputs.json(out / "outcomes.json", bars)
         outputs.json(out / "by_day.json", days)
         for name, rows in (("cost_quality", points), ("outcomes", bars), ("by_day", days)):
-            outputs.text(out / f"{name}.svg", data.chart_svg(f"{name}.json", rows))
+            outputs.text(out / f"{name}.svg", chart_svg(f"{name}.json", rows))
     typer.echo(f"plots: wrote 3 charts under {out}", err=True)
