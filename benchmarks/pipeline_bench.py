@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 FOUNDATION = "451e392"  # last commit before the multi-seed, plots and summary stages
@@ -35,6 +38,11 @@ _MEASURE = (
     "subprocess.run(sys.argv[1:], check=True, capture_output=True)\n"
     "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
 )
+
+
+def stage_cmd(cwd: Path, name: str) -> list[str]:
+    """The stage's command with the paths dvc.yaml passes (the commands have no defaults)."""
+    return shlex.split(yaml.safe_load((cwd / "dvc.yaml").read_text())["stages"][name]["cmd"])
 
 
 def timed(cwd: Path, *args: str) -> tuple[float, float]:
@@ -79,10 +87,10 @@ def main() -> None:
         # Same pipeline with the embedding cache warm: every stage runs, no model compute.
         cached, _ = timed(copy, "dvc", "repro", "--force")
         without, _ = timed(copy, "dvc", "repro", "--force", "policies")
-        multiseed, multiseed_peak = timed(copy, "membench", "multiseed")
-        policies, policies_peak = timed(copy, "membench", "policies")
+        multiseed, multiseed_peak = timed(copy, *stage_cmd(copy, "multiseed"))
+        policies, policies_peak = timed(copy, *stage_cmd(copy, "policies"))
         (copy / "data/embedding_cache.parquet").unlink()
-        embed, embed_peak = timed(copy, "membench", "embed")
+        embed, embed_peak = timed(copy, *stage_cmd(copy, "embed"))
         warm, _ = timed(copy, "dvc", "repro")
     finally:
         shutil.rmtree(copy, ignore_errors=True)

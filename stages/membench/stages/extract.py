@@ -8,8 +8,6 @@ from membench.core.extract import EXTRACTORS
 from membench.outputs import staged_outputs
 from membench.stages.common import (
     PARAMS_FILE,
-    RECORDS_PATH,
-    SCENARIO_DIR,
     OutFile,
     ParamsFile,
     ScenarioDir,
@@ -21,8 +19,7 @@ from membench.tables import records_table
 
 
 @fails_cleanly
-def extract(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR,
-            out: OutFile = RECORDS_PATH) -> None:
+def extract(scenario: ScenarioDir, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
     """Extract fact records (key, value or delete, day, source exchange)."""
     p = read_params(params)
     built = read_scenario(scenario)

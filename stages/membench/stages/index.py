@@ -8,10 +8,7 @@ from membench.core.indexing import tokenized_corpora
 from membench.outputs import staged_outputs
 from membench.core.policies import build_policies, tokenized_stores
 from membench.stages.common import (
-    INDEX_PATH,
     PARAMS_FILE,
-    RECORDS_PATH,
-    SCENARIO_DIR,
     OutFile,
     ParamsFile,
     RecordsFile,
@@ -25,8 +22,8 @@ from membench.tables import index_table, records_from_table
 
 
 @fails_cleanly
-def index(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR,
-          records: RecordsFile = RECORDS_PATH, out: OutFile = INDEX_PATH) -> None:
+def index(scenario: ScenarioDir, records: RecordsFile, out: OutFile,
+          params: ParamsFile = PARAMS_FILE) -> None:
     """Build the BM25 corpora each retrieval policy searches."""
     p = read_params(params)
     built = read_scenario(scenario)

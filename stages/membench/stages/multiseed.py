@@ -19,7 +19,6 @@ from membench.core.multiseed import SeedInputs, counts_for_seed
 from membench.outputs import staged_outputs
 from membench.scenario_file import read_scenario_spec
 from membench.stages.common import (
-    CORPUS_PATH,
     PARAMS_FILE,
     CorpusFile,
     OutFile,
@@ -27,8 +26,6 @@ from membench.stages.common import (
     fails_cleanly,
     read_parameters_and_corpus,
 )
-
-MULTISEED_PATH = Path("reports/multiseed.json")
 
 _inputs: SeedInputs | None = None  # set in each worker by fork, read by _run
 
@@ -54,8 +51,7 @@ def run_seeds(inputs: SeedInputs, seeds: tuple[int, ...], workers: int) -> list:
 
 
 @fails_cleanly
-def multiseed(params: ParamsFile = PARAMS_FILE, corpus: CorpusFile = CORPUS_PATH,
-              out: OutFile = MULTISEED_PATH) -> None:
+def multiseed(corpus: CorpusFile, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
     """Run the bench (without token counts) over every seed in multiseed.seeds."""
     p, files = read_parameters_and_corpus(params, corpus)
     inputs = SeedInputs(read_scenario_spec(Path(p.scenario.file)), tuple(files),

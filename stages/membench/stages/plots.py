@@ -15,9 +15,7 @@ from membench.core.policies import build_policies
 from membench.core.results import ResultsTable
 from membench.outputs import staged_outputs
 from membench.stages.common import (
-    OUTCOMES_PATH,
     PARAMS_FILE,
-    STORED_PATH,
     OutcomesFile,
     ParamsFile,
     StoredFile,
@@ -27,13 +25,12 @@ from membench.stages.common import (
 )
 from membench.tables import result_from_tables
 
-PLOTS_DIR = Path("reports/plots")
 PlotsDir = Annotated[Path, typer.Option("--out", help="Directory for plot data and SVGs.")]
 
 
 @fails_cleanly
-def plots(params: ParamsFile = PARAMS_FILE, outcomes: OutcomesFile = OUTCOMES_PATH,
-          stored: StoredFile = STORED_PATH, out: PlotsDir = PLOTS_DIR) -> None:
+def plots(outcomes: OutcomesFile, stored: StoredFile, out: PlotsDir,
+          params: ParamsFile = PARAMS_FILE) -> None:
     """Write the cost/quality, outcome-bar and per-day chart data and SVGs."""
     p = read_params(params)
     table = ResultsTable(result_from_tables(read_parquet(outcomes), read_parquet(stored)))

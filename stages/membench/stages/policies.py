@@ -9,15 +9,11 @@ from membench.core.bench import run_bench
 from membench.outputs import staged_outputs
 from membench.core.policies import build_policies
 from membench.core.retrievers import IndexCache
+from membench.embedding_files import vectors_from_table
 from membench.stages.common import (
-    AUDIT_PATH,
-    INDEX_PATH,
-    OUTCOMES_PATH,
     PARAMS_FILE,
-    RECORDS_PATH,
-    SCENARIO_DIR,
-    STORED_PATH,
     AuditFile,
+    EmbeddingsFile,
     IndexFile,
     OutcomesFile,
     ParamsFile,
@@ -31,7 +27,6 @@ from membench.stages.common import (
     read_parquet,
     read_scenario,
 )
-from membench.stages.embed import EMBEDDINGS_PATH, EmbeddingsFile, vectors_from_table
 from membench.tables import (
     audit_table,
     index_from_table,
@@ -43,11 +38,10 @@ from membench.vocabulary import load_token_counter
 
 
 @fails_cleanly
-def policies(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR,
-             records: RecordsFile = RECORDS_PATH, index: IndexFile = INDEX_PATH,
-             vocabulary: VocabularyFile = None, outcomes: OutcomesFile = OUTCOMES_PATH,
-             stored: StoredFile = STORED_PATH, audit: AuditFile = AUDIT_PATH,
-             embeddings: EmbeddingsFile = EMBEDDINGS_PATH) -> None:
+def policies(scenario: ScenarioDir, records: RecordsFile, index: IndexFile,
+             embeddings: EmbeddingsFile, outcomes: OutcomesFile, stored: StoredFile,
+             audit: AuditFile, params: ParamsFile = PARAMS_FILE,
+             vocabulary: VocabularyFile = None) -> None:
     """Run every policy at every probe day and classify each probe."""
     p = read_params(params)
     counter = load_token_counter(vocabulary)

@@ -18,12 +18,9 @@ from membench.core.results import ResultsTable
 from membench.core.tokenizer import O200K_SHA256
 from membench.outputs import staged_outputs
 from membench.stages.common import (
-    AUDIT_PATH,
-    OUTCOMES_PATH,
     PARAMS_FILE,
-    SCENARIO_DIR,
-    STORED_PATH,
     AuditFile,
+    EmbeddingsFile,
     OutcomesFile,
     OutFile,
     ParamsFile,
@@ -35,16 +32,8 @@ from membench.stages.common import (
     read_parquet,
     read_scenario,
 )
-from membench.stages.embed import EMBEDDINGS_PATH, EmbeddingsFile
-from membench.stages.multiseed import MULTISEED_PATH
 from membench.tables import audit_from_table, result_from_tables
 
-ARTICLE_PATH = Path("data/article.toml")
-REPORT_PATH = Path("reports/report.md")
-METRICS_PATH = Path("reports/metrics.json")
-SUMMARY_PATH = Path("reports/summary.json")
-# Untracked by git and DVC: the machine differs between runs, the committed bytes must not.
-ENVIRONMENT_PATH = Path("reports/environment.json")
 # The plots stage writes these; the report links them (paths relative to reports/).
 IMAGES = (("Cost versus quality", "plots/cost_quality.svg"),
           ("Outcomes per policy and form", "plots/outcomes.svg"),
@@ -54,14 +43,18 @@ MultiseedFile = Annotated[Path, typer.Option("--multiseed", help="Multi-seed cou
 ArticleFile = Annotated[Path, typer.Option("--article", help="The article's published table.")]
 MetricsFile = Annotated[Path, typer.Option("--metrics", help="Detailed metrics (JSON).")]
 SummaryFile = Annotated[Path, typer.Option("--summary", help="DVC metric (JSON).")]
+# Untracked by git and DVC (not a stage output): the machine differs between runs, the
+# committed bytes must not. dvc.yaml passes its path like every other one; the report's
+# header names it.
 EnvironmentFile = Annotated[Path, typer.Option(
     "--environment", help="Where to describe this machine (JSON, not committed).")]
 
 
-def header(p, manifest: dict, embeddings: dict[bytes, bytes]) -> list[tuple[str, str]]:
+def header(p, manifest: dict, embeddings: dict[bytes, bytes],
+           environment_file: Path) -> list[tuple[str, str]]:
     return [
         ("Measured", p.measured),
-        ("Machine", f"see {ENVIRONMENT_PATH.as_posix()} (written by each run, never committed)"),
+        ("Machine", f"see {environment_file.as_posix()} (written by each run, never committed)"),
         ("Packages", environment.package_versions()),
         ("Tokenizer", f"o200k_base vocabulary (SHA-256 {O200K_SHA256}) through tiktoken"),
         ("Corpus", (f"{manifest['corpus_root']} {manifest['corpus_glob']}, "
@@ -81,13 +74,11 @@ def header(p, manifest: dict, embeddings: dict[bytes, bytes]) -> list[tuple[str,
 
 
 @fails_cleanly
-def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DIR,
-           outcomes: OutcomesFile = OUTCOMES_PATH, stored: StoredFile = STORED_PATH,
-           article: ArticleFile = ARTICLE_PATH, out: OutFile = REPORT_PATH,
-           metrics_out: MetricsFile = METRICS_PATH, summary_out: SummaryFile = SUMMARY_PATH,
-           multiseed: MultiseedFile = MULTISEED_PATH, audit: AuditFile = AUDIT_PATH,
-           embeddings: EmbeddingsFile = EMBEDDINGS_PATH,
-           environment_out: EnvironmentFile = ENVIRONMENT_PATH) -> None:
+def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
+           audit: AuditFile, embeddings: EmbeddingsFile, multiseed: MultiseedFile,
+           article: ArticleFile, out: OutFile, metrics_out: MetricsFile,
+           summary_out: SummaryFile, environment_out: EnvironmentFile,
+           params: ParamsFile = PARAMS_FILE) -> None:
     """Write the Markdown report, the summary metric and the detailed metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
@@ -102,7 +93,8 @@ def report(params: ParamsFile = PARAMS_FILE, scenario: ScenarioDir = SCENARIO_DI
     lexical = [policy.id for policy in without_embeddings(policies)]
     per_seed = counts_from_json(read_json(multiseed), lexical)
     text = render_report(ReportInputs(
-        header=header(p, manifest, read_parquet(embeddings).schema.metadata or {}),
+        header=header(p, manifest, read_parquet(embeddings).schema.metadata or {},
+                      environment_out),
         manifest=manifest, labels=labels, result=result,
         exchanges=built.exchanges, article=published, trace_fact=TRACE_FACT,
         multiseed=per_seed, images=IMAGES, audit=audit_from_table(read_parquet(audit)),

@@ -12,9 +12,7 @@ from membench.core.scenario import build_scenario
 from membench.outputs import staged_outputs
 from membench.scenario_file import read_scenario_spec
 from membench.stages.common import (
-    CORPUS_PATH,
     PARAMS_FILE,
-    SCENARIO_DIR,
     CorpusFile,
     OutFile,
     ParamsFile,
@@ -25,8 +23,7 @@ from membench.tables import scenario_tables
 
 
 @fails_cleanly
-def scenario(params: ParamsFile = PARAMS_FILE, corpus: CorpusFile = CORPUS_PATH,
-             out: OutFile = SCENARIO_DIR) -> None:
+def scenario(corpus: CorpusFile, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
     """Build the sessions, exchanges, fact versions and probes."""
     p, files = read_parameters_and_corpus(params, corpus)
     spec_path = Path(p.scenario.file)

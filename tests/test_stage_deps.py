@@ -1,0 +1,125 @@
+"""Each DVC stage depends on the package modules its command imports, no fewer and no more.
+
+A stage's module is the one defining the `membench` subcommand its cmd runs; its imports
+are followed (with `ast`, so nothing is executed) through the `membench` package, package
+`__init__` files and the plugins `load_plugins()` imports by name included. Every file
+reached must be covered by a `deps` entry of that stage (the file or a folder holding it):
+otherwise an edit to it would not rerun the stage and the outputs would go stale. And every
+package entry in `deps` must cover a file reached, so deps do not rerun a stage for code it
+no longer uses. `cli.py`, which only dispatches to the stage modules, is left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from membench.cli import app
+from membench.plugins import BUILT_IN
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE_ROOT = ROOT / "stages"  # the directory holding the membench package
+PACKAGE_DIR = "stages/membench"
+STAGES = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+# Modules imported by name at run time rather than by an import statement.
+IMPORTED_BY_NAME = {"membench.plugins": BUILT_IN}
+
+
+def module_file(name: str) -> Path | None:
+    """The source file of a membench module or package, None for anything else."""
+    if name.split(".")[0] != "membench":
+        return None
+    path = SOURCE_ROOT.joinpath(*name.split("."))
+    if (path / "__init__.py").is_file():
+        return path / "__init__.py"
+    return path.with_suffix(".py") if path.with_suffix(".py").is_file() else None
+
+
+def imported_names(name: str) -> set[str]:
+    """Every module name an import statement anywhere in the module may load (names
+    imported from a module are tried as submodules too: `from membench.core import svg`)."""
+    path = module_file(name)
+    assert path is not None, name
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    names: set[str] = set(IMPORTED_BY_NAME.get(name, ()))
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return {n for n in names if module_file(n) is not None}
+
+
+def closure(module: str) -> set[str]:
+    """The files of every membench module that importing `module` loads, as repo paths."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # parent packages
+        todo.extend(imported_names(name))
+    return {module_file(name).relative_to(ROOT).as_posix() for name in seen}
+
+
+def stage_module(cmd: str) -> str:
+    words = shlex.split(cmd)
+    assert words[0] == "membench", cmd
+    for command in app.registered_commands:
+        if (command.name or command.callback.__name__) == words[1]:
+            return command.callback.__module__
+    raise AssertionError(f"no membench command {words[1]!r}")
+
+
+def package_deps(stage: dict) -> list[str]:
+    return [d.rstrip("/") for d in stage.get("deps", []) if d.startswith(PACKAGE_DIR)]
+
+
+def covered(path: str, deps: list[str]) -> bool:
+    return any(path == dep or path.startswith(dep + "/") for dep in deps)
+
+
+@pytest.mark.parametrize("name", sorted(STAGES))
+def test_stage_deps_cover_every_module_it_imports(name):
+    files = closure(stage_module(STAGES[name]["cmd"]))
+    deps = package_deps(STAGES[name])
+    missing = sorted(path for path in files if not covered(path, deps))
+    assert not missing, f"dvc.yaml stage {name!r} imports these but does not depend on them"
+
+
+@pytest.mark.parametrize("name", sorted(STAGES))
+def test_stage_deps_name_no_module_it_does_not_import(name):
+    files = closure(stage_module(STAGES[name]["cmd"]))
+    unused = [dep for dep in package_deps(STAGES[name])
+              if not any(covered(path, [dep]) for path in files)]
+    assert not unused, f"dvc.yaml stage {name!r} depends on modules it does not import"
+
+
+def test_no_stage_module_imports_another():
+    """Stage modules share code through non-stage modules (stages/common.py and the
+    package), so a stage's deps never pull in another stage's command."""
+    modules = {stage_module(stage["cmd"]) for stage in STAGES.values()}
+    for module in modules:
+        others = {module_file(m).relative_to(ROOT).as_posix() for m in modules - {module}}
+        assert not closure(module) & others, module
+
+
+def test_the_walk_follows_imports_through_the_core():
+    """Guards the walker itself: a stage reaches core modules only through other modules."""
+    files = closure(stage_module(STAGES["index"]["cmd"]))
+    assert f"{PACKAGE_DIR}/core/__init__.py" in files
+    assert f"{PACKAGE_DIR}/memory_tool/policy.py" in files  # by name, via load_plugins()
+    assert f"{PACKAGE_DIR}/core/registry.py" in files  # only imported by other core modules
+    assert f"{PACKAGE_DIR}/cli.py" not in files
