@@ -104,7 +104,7 @@ def test_every_stored_line_carries_its_day(default_run):
 def test_recall_of_gold_evidence(default_run):
     rows = [r for r in default_run.result.outcomes if r.gold_retrieved is not None]
     ids = [p.id for p in default_run.policies]
-    retrieving = [p.id for p in default_run.policies if p.retrieves_from]
+    retrieving = [p.id for p in default_run.policies if p.searches]
     assert retrieving and ResultsTable(default_run.result).retrieval_policies(ids) == retrieving
     assert {r.policy for r in rows} == set(retrieving)
     for row in rows:  # retrieving the statement brings the current value with it

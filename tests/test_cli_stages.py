@@ -33,6 +33,8 @@ def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> P
     (target / "data").mkdir(parents=True)
     for name in ("scenario.toml", "article.toml"):
         shutil.copy(root / "data" / name, target / "data" / name)
+    shutil.copy(root / "dvc.yaml", target / "dvc.yaml")  # the charts' definitions
+    shutil.copytree(root / ".dvc" / "plots", target / ".dvc" / "plots")
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["scenario"]["corpus"] = {"source": str(corpus_dir), "glob": "*.py", "exclude": []}
     for dotted, value in overrides.items():

@@ -68,8 +68,8 @@ def test_the_report_images_are_the_dvc_plots_templates(table, ids, repo_root):
     """Each SVG is its dvc.yaml template filled as `dvc plots show` fills it: every policy
     and the template's title appear, and a changed template changes the image."""
     for name, rows in charts(table, ids).items():
-        template, _, _ = images.chart(name, repo_root)
-        chart = images.chart_svg(name, rows, repo_root)
+        template, _, _ = images.chart(name, repo_root / "dvc.yaml")
+        chart = images.chart_svg(name, rows, repo_root / "dvc.yaml")
         root = ET.fromstring(chart)
         assert root.tag.endswith("svg") and " id=" not in chart
         title = json.loads(template.read_text())["title"]
@@ -78,7 +78,7 @@ def test_the_report_images_are_the_dvc_plots_templates(table, ids, repo_root):
             assert policy in chart, (name, policy)
     spec = images.filled_spec(*(lambda t, x, y: (t, charts(table, ids)["outcomes.json"],
                                                  "reports/plots/outcomes.json", x, y))(
-        *images.chart("outcomes.json", repo_root)))
+        *images.chart("outcomes.json", repo_root / "dvc.yaml")))
     spec["title"] = "Another title"
     assert "Another title" in images.render_svg(spec)
 
@@ -90,7 +90,7 @@ def test_cost_quality_reads_with_twenty_policies_and_an_honest_ceiling(repo_root
     rows = [{"policy": f"policy_{i:02}", "form": form, "point": f"policy_{i:02} ({form})",
              "mean_injected_tokens": 1000.0 * (i + 1), "current": i % 38, "live": 37}
             for i in range(24) for form in ("literal", "paraphrase")]
-    chart = images.chart_svg("cost_quality.json", rows, repo_root)
+    chart = images.chart_svg("cost_quality.json", rows, repo_root / "dvc.yaml")
     labels = re.findall(r"<text[^>]*>([^<]*)</text>", chart)
     assert all(f"policy_{i:02}" in labels for i in range(24))
     points = re.findall(r'aria-roledescription="point"[^>]* fill="(#[0-9a-f]{6})"',
@@ -119,10 +119,10 @@ def test_svg_bytes_depend_only_on_the_rows(table, ids, repo_root, tmp_path):
     and a HOME without fonts: the same bytes. A font on the machine that shadows the pinned
     one is refused (images.PROBE_SHA256) rather than silently changing the images."""
     bars = plots.outcome_bars(table, ids)
-    first = images.chart_svg("outcomes.json", bars, repo_root)
-    assert first == images.chart_svg("outcomes.json", [dict(b) for b in bars], repo_root)
+    first = images.chart_svg("outcomes.json", bars, repo_root / "dvc.yaml")
+    assert first == images.chart_svg("outcomes.json", [dict(b) for b in bars], repo_root / "dvc.yaml")
     changed = [dict(b, probes=b["probes"] + 1) if i == 0 else b for i, b in enumerate(bars)]
-    assert images.chart_svg("outcomes.json", changed, repo_root) != first
+    assert images.chart_svg("outcomes.json", changed, repo_root / "dvc.yaml") != first
     data = tmp_path / "bars.json"
     data.write_text(json.dumps(bars))
     (tmp_path / "home").mkdir()

@@ -32,21 +32,30 @@ PROBE_SPEC = {"data": {"values": [{"a": "Wide WWW text", "b": 1}]}, "mark": "bar
 PROBE_SHA256 = "c6d585ceadd6cb3635253750912b8c360ecf9f6ec5c3935008742393f0a3ae10"
 
 
-def chart(name: str, root: Path = Path(".")) -> tuple[Path, str, str]:
-    """Template, x and y of the `plots:` entry in dvc.yaml whose data file is `name`."""
+def chart(name: str, definitions: Path = Path("dvc.yaml"),
+          templates: Path | None = None) -> tuple[Path, str, str]:
+    """Template, x and y of the `plots:` entry of `definitions` (dvc.yaml) whose data file
+    is `name`. With `templates`, a template outside that directory is an error, so a stage
+    that depends on the directory cannot miss a template change."""
     import yaml
 
-    for plot in yaml.safe_load((root / "dvc.yaml").read_text())["plots"]:
+    for plot in yaml.safe_load(definitions.read_text(encoding="utf-8"))["plots"]:
         (path, props), = plot.items()
         if Path(path).name == name:
-            return root / props["template"], props["x"], props["y"]
-    raise KeyError(f"dvc.yaml declares no plot for {name}")
+            template = definitions.parent / props["template"]
+            if templates is not None and not template.resolve().is_relative_to(
+                    templates.resolve()):
+                raise ChartRenderError(f"{definitions}: the template of {name}, {template}, "
+                                       f"is not under {templates}")
+            return template, props["x"], props["y"]
+    raise ChartRenderError(f"{definitions} declares no plot for {name}")
 
 
-def chart_svg(name: str, rows: Sequence[dict], root: Path = Path(".")) -> str:
+def chart_svg(name: str, rows: Sequence[dict], definitions: Path = Path("dvc.yaml"),
+              templates: Path | None = None) -> str:
     """The report's image of the chart whose data file is `name`: its dvc.yaml template,
     filled as `dvc plots show` fills it, drawn offline."""
-    template, x, y = chart(name, root)
+    template, x, y = chart(name, definitions, templates)
     return render_svg(filled_spec(template, rows, f"reports/plots/{name}", x, y))
 
 

@@ -26,11 +26,15 @@ from membench.stages.common import (
 from membench.tables import result_from_tables
 
 PlotsDir = Annotated[Path, typer.Option("--out", help="Directory for plot data and SVGs.")]
+ChartsFile = Annotated[Path, typer.Option(
+    "--charts", help="The file whose `plots:` list defines the charts (dvc.yaml).")]
+TemplatesDir = Annotated[Path, typer.Option(
+    "--templates", help="Directory that must hold every chart's Vega-Lite template.")]
 
 
 @fails_cleanly
-def plots(outcomes: OutcomesFile, stored: StoredFile, out: PlotsDir,
-          params: ParamsFile = PARAMS_FILE) -> None:
+def plots(outcomes: OutcomesFile, stored: StoredFile, out: PlotsDir, charts: ChartsFile,
+          templates: TemplatesDir, params: ParamsFile = PARAMS_FILE) -> None:
     """Write the cost/quality, outcome-bar and per-day chart data and SVGs."""
     p = read_params(params)
     table = ResultsTable(result_from_tables(read_parquet(outcomes), read_parquet(stored)))
@@ -44,5 +48,6 @@ def plots(outcomes: OutcomesFile, stored: StoredFile, out: PlotsDir,
         outputs.json(out / "outcomes.json", bars)
         outputs.json(out / "by_day.json", days)
         for name, rows in (("cost_quality", points), ("outcomes", bars), ("by_day", days)):
-            outputs.text(out / f"{name}.svg", chart_svg(f"{name}.json", rows))
+            outputs.text(out / f"{name}.svg",
+                         chart_svg(f"{name}.json", rows, charts, templates))
     typer.echo(f"plots: wrote 3 charts under {out}", err=True)
