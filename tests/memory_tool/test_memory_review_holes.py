@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pytest
 import typer
@@ -46,9 +47,12 @@ def test_delete_removes_a_tree_deeper_than_the_recursion_limit(handler, sandbox)
         _nested_dirs(top_fd, 1002)
     finally:
         os.close(top_fd)
-    assert handler.execute({"command": "delete", "path": "/memories/top"}) == (
-        "Successfully deleted /memories/top")
-    assert not top.exists()
+    try:
+        assert handler.execute({"command": "delete", "path": "/memories/top"}) == (
+            "Successfully deleted /memories/top")
+        assert not top.exists()
+    finally:  # never leave a tree that pytest's own (recursive) cleanup cannot remove
+        subprocess.run(["rm", "-rf", str(top)], check=True)
 
 
 def test_create_refuses_a_path_deeper_than_the_limit(handler, sandbox) -> None:
