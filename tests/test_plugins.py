@@ -12,6 +12,7 @@ from importlib.metadata import EntryPoint
 import pytest
 
 from membench import plugins
+from membench.core import metrics, plots
 from membench.core.audit import run_audit
 from membench.core.extract import EXTRACTORS, RecordAction, register_extractor
 from membench.core.memory import STORES, register_store
@@ -26,7 +27,9 @@ from membench.core.policies import (
     tokenized_stores,
 )
 from membench.core.registry import Registry
+from membench.core.results import ResultsTable
 from membench.core.retrievers import PLAIN, RETRIEVERS, Bm25, Retriever
+from membench.core.summary import raw_table
 from membench.inmemory import run_in_memory
 from membench.scenario_file import read_scenario_spec
 
@@ -88,7 +91,7 @@ def test_a_plugin_policy_takes_its_declared_row(plugin_entry_point):
     assert ids[-1] == "memory_tool_profile"  # the built-in plugin is loaded too
 
 
-def test_a_plugin_reaches_the_bench_the_audit_and_the_seeds(plugin_entry_point, default_params,
+def test_a_plugin_reaches_the_bench_the_audit_the_seeds_and_every_table(plugin_entry_point, default_params,
                                                             repo_root):
     params = replace(default_params, extractor="perfect_but_deaf_to_deletes")
     run = run_in_memory(params, root=repo_root)  # loads the plugins itself
@@ -104,6 +107,16 @@ def test_a_plugin_reaches_the_bench_the_audit_and_the_seeds(plugin_entry_point, 
     counts = counts_for_seed(SeedInputs(spec, tuple(run.corpus.files), params.scenario.shape(),
                                         params.policies, params.extractor), seed=1)
     assert "earliest_transcript" in counts
+    # ... and every table the stages write: metrics, the report's raw table, the charts.
+    table = ResultsTable(run.result)
+    ids = [policy.id for policy in run.policies]
+    assert "earliest_transcript" in metrics.summary(table, ids)
+    assert "earliest_transcript" in metrics.detailed(table, ids, max(run.scenario.probe_days))
+    labels = {policy.id: policy.label for policy in run.policies}
+    assert "earliest 5 exchanges" in raw_table(table, labels, max(run.scenario.probe_days))
+    for rows in (plots.cost_quality(table, ids), plots.outcome_bars(table, ids),
+                 plots.by_day(table, ids)):
+        assert "earliest_transcript" in {row["policy"] for row in rows}
 
 
 def test_the_stages_corpus_lists_follow_what_each_retriever_declares(isolated_registries):
