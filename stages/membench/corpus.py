@@ -18,7 +18,7 @@ import io
 import re
 import sysconfig
 import tarfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,22 +64,25 @@ def resolve_source(source: str, base: Path = Path(".")) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _directory_files(root: Path, glob: str) -> Iterator[tuple[str, bytes]]:
+def _directory_files(root: Path, glob: str,
+                     keep: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
     if not root.is_dir():
         raise CorpusError(f"scenario.corpus.source: {root} is not a directory")
     for path in root.glob(glob):
-        if path.is_file():
-            yield path.relative_to(root).as_posix(), path.read_bytes()
+        name = path.relative_to(root).as_posix()
+        if path.is_file() and keep(name):
+            yield name, path.read_bytes()
 
 
-def _archive_files(archive: Path, glob: str) -> Iterator[tuple[str, bytes]]:
+def _archive_files(archive: Path, glob: str,
+                   keep: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
     if not archive.is_file():
         raise CorpusError(f"scenario.corpus.source: archive {archive} does not exist")
     selected = glob_pattern(glob)
     try:
         with tarfile.open(archive, mode="r:gz") as tar:
             for member in tar:
-                if member.isfile() and selected.match(member.name):
+                if member.isfile() and selected.match(member.name) and keep(member.name):
                     handle = tar.extractfile(member)
                     assert handle is not None  # regular files always have data
                     yield member.name, handle.read()
@@ -94,10 +97,10 @@ def selected_files(source: str, glob: str, exclude: Iterable[str],
 
     A relative source is taken from `base` (the project root)."""
     location = resolve_source(source, base)
-    found = (_archive_files if is_archive(source) else _directory_files)(location, glob)
     patterns = list(exclude)
-    chosen = sorted((name, raw) for name, raw in found
-                    if not any(fnmatch.fnmatchcase(name, p) for p in patterns))
+    read = _archive_files if is_archive(source) else _directory_files
+    chosen = sorted(read(location, glob, lambda name: not any(
+        fnmatch.fnmatchcase(name, p) for p in patterns)))
     if not chosen:
         raise CorpusError(
             f"scenario.corpus: no file in {location} matches glob {glob!r} "
