@@ -10,10 +10,10 @@ def default_embed_texts(root: Path = Path(".")) -> list[str]:
 
     Needs the stages before embed to have run (`dvc repro extract`).
     """
-    from membench.core.indexing import embedding_texts
-    from membench.core.policies import build_policies, embedded_stores
-    from membench.stages.common import read_params, read_parquet, read_scenario
-    from membench.tables import records_from_table
+    from membench.commands.common import read_params, read_parquet, read_scenario
+    from membench.io.tables import records_from_table
+    from membench.memory.policies import build_policies, embedded_stores
+    from membench.retrieval.indexing import embedding_texts
 
     params = read_params(root / "params.yaml")
     records = records_from_table(read_parquet(root / "data/fact_records.parquet"))

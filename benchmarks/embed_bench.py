@@ -6,7 +6,7 @@ venv has torch and sentence-transformers (membench no longer installs them):
     python benchmarks/embed_bench.py --torch-python /path/to/venv-with-torch/bin/python
 
 Each path runs in its own fresh interpreter, so imports and peak memory are cold and
-not shared: the numpy path in this interpreter (membench.embedding.embed, what the
+not shared: the numpy path in this interpreter (membench.retrieval.embedding.embed, what the
 embed stage calls on an empty cache), the torch path in --torch-python
 (SentenceTransformer.encode, batch 32, torch threads 2). Each reports wall time for
 imports, model load and encode, plus peak RSS (ru_maxrss) and the whole process's wall
@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-STAGES = HERE.parent / "stages"
-sys.path[:0] = [str(HERE), str(STAGES)]
+SOURCE = HERE.parent / "src"
+sys.path[:0] = [str(HERE), str(SOURCE)]
 
 PATHS = ("numpy", "torch")
 THREADS = 2
@@ -38,7 +38,7 @@ THREADS = 2
 
 def run_numpy(texts: list[str]) -> tuple[np.ndarray, list[float]]:
     start = time.perf_counter()
-    from membench.embedding import DEFAULT_MODEL_ID, embed, load_model
+    from membench.retrieval.embedding import DEFAULT_MODEL_ID, embed, load_model
 
     imported = time.perf_counter()
     model = load_model(DEFAULT_MODEL_ID)
@@ -49,7 +49,7 @@ def run_numpy(texts: list[str]) -> tuple[np.ndarray, list[float]]:
 
 def run_torch(texts: list[str]) -> tuple[np.ndarray, list[float]]:
     os.environ["HF_HUB_OFFLINE"] = "1"
-    from membench.embedding import DEFAULT_MODEL_ID, model_dir
+    from membench.retrieval.embedding import DEFAULT_MODEL_ID, model_dir
 
     start = time.perf_counter()
     import torch
@@ -87,7 +87,7 @@ def parent(args: argparse.Namespace) -> None:
     vectors: dict[str, np.ndarray] = {}
     best = {path: {"process_s": np.inf, "peak_rss_mb": np.inf} for path in PATHS}
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(STAGES), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        [str(SOURCE), *filter(None, [os.environ.get("PYTHONPATH")])])}
     with tempfile.TemporaryDirectory() as scratch:
         for _ in range(args.repeat):
             for path in PATHS:  # alternate, so background load hits both paths alike

@@ -8,7 +8,7 @@ at import): OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS, numpy's SIMD features, embe
 threads and batch size. It prints the largest difference of the unrounded unit vectors
 from the first configuration's, over all default texts, and how many components would
 round differently on the 2^-GRID_BITS grid: the margin the grid in
-membench.core.dense must keep.
+membench.retrieval.dense must keep.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "stages")]
+sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
 
 # (OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS, NPY_DISABLE_CPU_FEATURES, threads, batch size)
 CONFIGURATIONS = [
@@ -40,7 +40,7 @@ def child(output: Path, threads: int, batch_size: int) -> None:
     from documents import default_embed_texts
     from threadpoolctl import threadpool_info
 
-    from membench.embedding import load_model, unit_vectors
+    from membench.retrieval.embedding import load_model, unit_vectors
 
     vectors = unit_vectors(default_embed_texts(), load_model(), batch_size, threads=threads)
     np.save(output, vectors)
@@ -58,7 +58,7 @@ def main() -> None:
     if args.child:
         child(args.child, args.threads, args.batch_size)
         return
-    from membench.core.dense import GRID_SCALE
+    from membench.retrieval.dense import GRID_SCALE
 
     reference = None
     largest = 0.0

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "stages"))
+sys.path.insert(0, str(ROOT / "src"))
 
 FIXTURE = ROOT / "tests/dense/fixtures/minilm_reference.json"
 TEXTS = [
@@ -50,7 +50,7 @@ def main() -> None:
     import sentence_transformers
     import torch
 
-    from membench.embedding import DEFAULT_MODEL_ID, model_dir, weights_sha256
+    from membench.retrieval.embedding import DEFAULT_MODEL_ID, model_dir, weights_sha256
 
     model = sentence_transformers.SentenceTransformer(str(model_dir()), device="cpu")
     vectors = model.encode(TEXTS, normalize_embeddings=True, batch_size=1)

@@ -47,7 +47,7 @@ def stage_cmd(cwd: Path, name: str) -> list[str]:
 
 def timed(cwd: Path, *args: str) -> tuple[float, float]:
     """Seconds and peak RSS (MiB) of the largest process the command ran."""
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PYTHONPATH": str(cwd / "stages")}
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", _MEASURE, *args], cwd=cwd, env=env,
                           check=True, capture_output=True, text=True)

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from membench.core.extract import EXTRACTORS
-from membench.inmemory import run_in_memory
+from membench.commands.inmemory import run_in_memory
+from membench.extraction.extractors import EXTRACTORS
 from membench.params import load_params
 
 ROOT = Path(__file__).resolve().parents[1]

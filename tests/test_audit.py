@@ -1,6 +1,7 @@
 """The delete-everywhere audit finds deleted values at rest, in every form a policy keeps."""
 
-from membench.core.audit import (
+from membench.memory.policies import POLICIES, PolicySettings
+from membench.scoring.audit import (
     INDEX_SEQUENCES,
     INDEX_TERMS,
     RECORDS,
@@ -10,7 +11,6 @@ from membench.core.audit import (
     audit_days,
     run_audit,
 )
-from membench.core.policies import POLICIES, PolicySettings
 
 BOTH = {"phone_number", "personal_email"}
 

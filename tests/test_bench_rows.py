@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from membench.core.results import ResultsTable
+from membench.scoring.results import ResultsTable
 
 FORMS = ("literal", "paraphrase")
 

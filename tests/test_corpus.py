@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from membench.cli import app
-from membench.corpus import CorpusError, glob_pattern, read_corpus, selected_files, write_archive
+from membench.io.corpus import CorpusError, glob_pattern, read_corpus, selected_files, write_archive
 
 runner = CliRunner()
 EXCLUDE = ["skip/*", "*/tests/*"]

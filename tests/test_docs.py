@@ -12,9 +12,9 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from membench import tables
-from membench.core.report import GLOSSARY, ReportInputs, render_report
-from membench.core.results import FORMS, OUTCOMES
+from membench.io import tables
+from membench.reporting.report import GLOSSARY, ReportInputs, render_report
+from membench.scoring.results import FORMS, OUTCOMES
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CODE_PATH = re.compile(r"`((?:stages|tests|benchmarks|\.ci|\.github|docs)/[^`\s*{}<>]+)`")

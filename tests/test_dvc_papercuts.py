@@ -11,7 +11,7 @@ import subprocess
 
 import yaml
 
-from membench.stages.remeasure import remeasure
+from membench.commands.remeasure import remeasure
 
 
 def keep_pattern(readme: str) -> re.Pattern:

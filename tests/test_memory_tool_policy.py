@@ -1,6 +1,6 @@
 """memory_tool_profile keeps the profile as real files through the handler's commands."""
 
-from membench.core.extract import FactRecord, RecordAction
+from membench.extraction.extractors import FactRecord, RecordAction
 from membench.memory_tool.policy import file_texts, key_path
 
 

@@ -7,16 +7,16 @@ import copy
 from dataclasses import replace
 
 import pytest
-
-from membench.core import multiseed
-from membench.core.bench import run_bench
-from membench.core.findings import FINDINGS, verdicts
-from membench.core.multiseed import SeedInputs, counts_for_seed, counts_from_json, spread
-from membench.core.results import ResultsTable
-from membench.core.scenario import build_scenario
-from membench.core.seeds_report import seeds_section
-from membench.scenario_file import read_scenario_spec
 from membench.stages.multiseed import run_seeds
+
+from membench.io.scenario_file import read_scenario_spec
+from membench.reporting.findings import FINDINGS, verdicts
+from membench.reporting.seeds_tables import seeds_section
+from membench.scenario.build import build_scenario
+from membench.scoring import multiseed
+from membench.scoring.bench import run_bench
+from membench.scoring.multiseed import SeedInputs, counts_for_seed, counts_from_json, spread
+from membench.scoring.results import ResultsTable
 
 
 @pytest.fixture(scope="module")

@@ -27,8 +27,7 @@ COMMITTED = [name for name in OUTPUTS if name.startswith("reports/")]
 
 
 def sh(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PYTHONPATH": str(cwd / "stages"),
-           **(env or {})}
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", **(env or {})}
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
                           check=False)
     assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
@@ -107,8 +106,8 @@ class _NoTorch(importlib.abc.MetaPathFinder):
             raise ImportError(f"{name} imported during the pipeline run")
 
 sys.meta_path.insert(0, _NoTorch())
-import membench.environment
-membench.environment.cpu_description = lambda: "Fake Xeon with AVX-512, 96 logical CPUs"
+import membench.io.environment
+membench.io.environment.cpu_description = lambda: "Fake Xeon with AVX-512, 96 logical CPUs"
 """
 # An OpenBLAS kernel other than the one this CPU picks by itself.
 OTHER_BLAS_KERNEL = {"x86_64": "Sandybridge", "aarch64": "ARMV8", "arm64": "ARMV8"}
@@ -122,7 +121,7 @@ def test_another_machine_writes_the_same_bytes(clone, first_run, tmp_path):
     fake.mkdir()
     (fake / "sitecustomize.py").write_text(FAKE_MACHINE)
     (clone / "data/embedding_cache.parquet").unlink()
-    env = {"PYTHONPATH": f"{fake}{os.pathsep}{clone / 'stages'}",
+    env = {"PYTHONPATH": str(fake),
            "OPENBLAS_CORETYPE": OTHER_BLAS_KERNEL.get(platform.machine(), "Sandybridge"),
            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     output = sh(clone, "dvc", "repro", "--force", env=env)
@@ -164,7 +163,7 @@ def test_dvc_plots_show_renders_the_three_plots(clone, first_run, tmp_path):
 
 
 def _stdout(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PYTHONPATH": str(cwd / "stages")}
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
                           check=True)
     return done.stdout

@@ -6,17 +6,21 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from html import escape
 
 import pytest
+import yaml
 
-from membench import charts as images
-from membench.core import metrics, plots
-from membench.core.results import ResultsTable
-from membench.core.summary import combined_rows
+from membench.reporting import charts as images
+from membench.reporting import plots
+from membench.scoring import metrics
+from membench.scoring.results import ResultsTable
+from membench.scoring.summary import combined_rows
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +72,7 @@ def test_the_report_images_are_the_dvc_plots_templates(table, ids, repo_root):
     """Each SVG is its dvc.yaml template filled as `dvc plots show` fills it: every policy
     and the template's title appear, and a changed template changes the image."""
     for name, rows in charts(table, ids).items():
-        template, _, _ = images.chart(name, repo_root / "dvc.yaml")
+        _, template, _, _ = images.chart(name, repo_root / "dvc.yaml")
         chart = images.chart_svg(name, rows, repo_root / "dvc.yaml")
         root = ET.fromstring(chart)
         assert root.tag.endswith("svg") and " id=" not in chart
@@ -76,9 +80,8 @@ def test_the_report_images_are_the_dvc_plots_templates(table, ids, repo_root):
         assert escape(title if isinstance(title, str) else title["text"]) in chart
         for policy in ids:
             assert policy in chart, (name, policy)
-    spec = images.filled_spec(*(lambda t, x, y: (t, charts(table, ids)["outcomes.json"],
-                                                 "reports/plots/outcomes.json", x, y))(
-        *images.chart("outcomes.json", repo_root / "dvc.yaml")))
+    path, template, x, y = images.chart("outcomes.json", repo_root / "dvc.yaml")
+    spec = images.filled_spec(template, charts(table, ids)["outcomes.json"], path, x, y)
     spec["title"] = "Another title"
     assert "Another title" in images.render_svg(spec)
 
@@ -108,7 +111,7 @@ def test_plot_rows_state_the_live_ceiling(table, ids):
 
 RENDER = """
 import hashlib, json, sys
-from membench import charts as images
+from membench.reporting import charts as images
 rows = json.load(open(sys.argv[1]))
 print(hashlib.sha256(images.chart_svg("outcomes.json", rows).encode()).hexdigest())
 """
@@ -127,8 +130,30 @@ def test_svg_bytes_depend_only_on_the_rows(table, ids, repo_root, tmp_path):
     data.write_text(json.dumps(bars))
     (tmp_path / "home").mkdir()
     env = {**os.environ, "HOME": str(tmp_path / "home"), "LC_ALL": "C", "LANG": "C",
-           "TZ": "Pacific/Auckland", "RAYON_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": str(repo_root / "stages")}
+           "TZ": "Pacific/Auckland", "RAYON_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", RENDER, str(data)], env=env, cwd=repo_root,
                          capture_output=True, text=True, check=True).stdout.strip()
     assert out == hashlib.sha256(first.encode()).hexdigest()
+
+
+def test_the_report_shows_every_declared_chart(repo_root, tmp_path):
+    """The report's images are dvc.yaml's `plots:` list, captioned by each template's title:
+    a chart declared there reaches the report with no edit to the report stage."""
+    shutil.copytree(repo_root / ".dvc/plots", tmp_path / "templates")
+    (tmp_path / "templates/extra.json").write_text(json.dumps({"title": "An extra chart"}))
+    pipeline = yaml.safe_load((repo_root / "dvc.yaml").read_text())
+    for plot in pipeline["plots"]:
+        props = next(iter(plot.values()))
+        props["template"] = props["template"].replace(".dvc/plots", "templates")
+    pipeline["plots"].append({"reports/plots/extra.json":
+                              {"template": "templates/extra.json", "x": "a", "y": "b"}})
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump(pipeline))
+    found = images.report_images(Path("reports/report.md"), tmp_path / "dvc.yaml",
+                                 tmp_path / "templates")
+    assert found == [("Cost versus quality", "plots/cost_quality.svg"),
+                     ("Outcomes per policy and probe form", "plots/outcomes.svg"),
+                     ("Outcomes per checkpoint day (both probe forms)", "plots/by_day.svg"),
+                     ("An extra chart", "plots/extra.svg")]
+    with pytest.raises(images.ChartRenderError, match="not under"):
+        images.report_images(Path("reports/report.md"), tmp_path / "dvc.yaml",
+                             repo_root / ".dvc/plots")

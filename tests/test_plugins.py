@@ -9,15 +9,14 @@ import textwrap
 from dataclasses import replace
 from importlib.metadata import EntryPoint
 
+import pyarrow.parquet as pq
 import pytest
 
 from membench import plugins
-from membench.core import metrics, plots
-from membench.core.audit import run_audit
-from membench.core.extract import EXTRACTORS, RecordAction, register_extractor
-from membench.core.memory import STORES, register_store
-from membench.core.multiseed import SeedInputs, counts_for_seed
-from membench.core.policies import (
+from membench.commands.inmemory import run_in_memory
+from membench.extraction.extractors import EXTRACTORS, RecordAction, register_extractor
+from membench.io.scenario_file import read_scenario_spec
+from membench.memory.policies import (
     POLICIES,
     PolicySettings,
     RetrievalPolicy,
@@ -26,20 +25,23 @@ from membench.core.policies import (
     register_policy,
     tokenized_stores,
 )
-from membench.core.registry import Registry
-from membench.core.results import ResultsTable
-from membench.core.retrievers import PLAIN, RETRIEVERS, Bm25, Retriever
-from membench.core.summary import raw_table
-from membench.inmemory import run_in_memory
-from membench.scenario_file import read_scenario_spec
+from membench.memory.stores import STORES, register_store
+from membench.registry import Registry
+from membench.reporting import plots
+from membench.retrieval.retrievers import PLAIN, RETRIEVERS, Bm25, Retriever
+from membench.scoring import metrics
+from membench.scoring.audit import run_audit
+from membench.scoring.multiseed import SeedInputs, counts_for_seed
+from membench.scoring.results import ResultsTable
+from membench.scoring.summary import raw_table
 
 REGISTRIES = (POLICIES, STORES, RETRIEVERS, EXTRACTORS)
 
 PLUGIN = textwrap.dedent('''
     """A plugin as another package would ship it: one module, no edit elsewhere."""
-    from membench.core.extract import RecordAction, perfect_extractor, register_extractor
-    from membench.core.policies import RetrievalPolicy, register_policy
-    from membench.core.retrievers import RETRIEVERS, Retriever
+    from membench.extraction.extractors import RecordAction, perfect_extractor, register_extractor
+    from membench.memory.policies import RetrievalPolicy, register_policy
+    from membench.retrieval.retrievers import RETRIEVERS, Retriever
 
 
     @RETRIEVERS.register("earliest")
@@ -142,8 +144,8 @@ def test_the_stages_corpus_lists_follow_what_each_retriever_declares(isolated_re
 def test_every_stage_sees_the_built_in_plugins_without_a_lucky_import(repo_root):
     """A fresh interpreter that only reads params, as each stage does, builds every policy."""
     script = ("from pathlib import Path\n"
-              "from membench.stages.common import read_params\n"
-              "from membench.core.policies import build_policies\n"
+              "from membench.commands.common import read_params\n"
+              "from membench.memory.policies import build_policies\n"
               "p = read_params(Path('params.yaml'))\n"
               "print(' '.join(x.id for x in build_policies(p.policies)))\n")
     out = subprocess.run([sys.executable, "-c", script], cwd=repo_root, check=True,
@@ -174,3 +176,31 @@ def test_a_registry_iterates_in_declared_order_not_registration_order():
     assert list(registry) == ["a", "b", "late"]
     with pytest.raises(KeyError, match="unknown thing 'z'; known: a, b, late"):
         registry["z"]
+
+
+def test_a_plugin_reaches_every_file_the_stages_write(plugin_entry_point, repo_root, tmp_path,
+                                                      monkeypatch):
+    """The stage commands themselves, in order, with the plugin installed as a package would
+    install it: the fully rendered report, the metrics, the multi-seed counts, the charts and
+    the audit all carry its policy, and the report its extractor."""
+    from test_cli_stages import STAGES, make_workspace, stage
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(20):
+        (corpus / f"module_{i:02}.py").write_text(
+            "\n".join(f"value_{i}_{j} = compute({j})" for j in range(80)) + "\n")
+    workspace = make_workspace(repo_root, tmp_path / "ws", corpus, multiseed__seeds=[42, 7],
+                               extract__extractor="perfect_but_deaf_to_deletes")
+    monkeypatch.chdir(workspace)
+    for name in STAGES:
+        result = stage(name)
+        assert result.exit_code == 0, (name, result.output)
+    report = (workspace / "reports/report.md").read_text()
+    assert "earliest 5 exchanges" in report and "perfect_but_deaf_to_deletes" in report
+    for name in ("reports/summary.json", "reports/metrics.json", "reports/multiseed.json",
+                 "reports/plots/cost_quality.json", "reports/plots/outcomes.json",
+                 "reports/plots/by_day.json", "reports/plots/outcomes.svg"):
+        assert "earliest_transcript" in (workspace / name).read_text(), name
+    audit = pq.read_table(workspace / "data/audit.parquet").column("policy").to_pylist()
+    assert "earliest_transcript" in audit

@@ -11,11 +11,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from membench.cli import app
-from membench.core import remeasure as logic
-from membench.stages import remeasure as command
+from membench.commands import remeasure as command
+from membench.reporting import remeasure as logic
 
 runner = CliRunner()
 D = dt.date
@@ -68,7 +69,7 @@ def test_summary_lists_changed_metrics_with_deltas_and_packages():
 
 # The command, end to end in a scratch repository.
 
-FILES = ("params.yaml", "reports/summary.json", "reports/metrics.json", "reports/multiseed.json",
+FILES = ("params.yaml", "dvc.yaml", "reports/summary.json", "reports/metrics.json", "reports/multiseed.json",
          "reports/report.md")
 
 
@@ -207,3 +208,30 @@ def test_unknown_baseline_revision_is_named(repo, monkeypatch):
     assert result.exit_code == 1
     assert "no-such-rev" in result.output
     assert not calls
+
+
+def test_the_compared_files_come_from_the_pipeline(repo_root):
+    pipeline = yaml.safe_load((repo_root / "dvc.yaml").read_text())
+    assert logic.tracked_results(pipeline) == (
+        ["reports/metrics.json", "reports/multiseed.json", "reports/summary.json"],
+        "reports/report.md")
+    pipeline["stages"]["extra"] = {"cmd": "x", "metrics": [{"reports/extra.json": {"cache": False}}]}
+    assert "reports/extra.json" in logic.tracked_results(pipeline)[0]
+    del pipeline["stages"]["report"]
+    with pytest.raises(ValueError, match="one Markdown report"):
+        logic.tracked_results(pipeline)
+
+
+def test_a_metric_file_the_pipeline_adds_is_compared(repo, monkeypatch):
+    """A metric declared in dvc.yaml is compared without editing the command."""
+    pipeline = yaml.safe_load((repo / "dvc.yaml").read_text())
+    pipeline["stages"]["report"]["metrics"].append({"reports/extra.json": {"cache": False}})
+    (repo / "dvc.yaml").write_text(yaml.safe_dump(pipeline))
+    (repo / "reports/extra.json").write_text('{"answer": 41}')
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "extra metric")
+    monkeypatch.setattr(command, "run_pipeline",
+                        lambda: (repo / "reports/extra.json").write_text('{"answer": 42}'))
+    result = runner.invoke(app, ["remeasure", "--force", "--summary", "s.md"])
+    assert result.exit_code == 0, result.output
+    assert "| `extra.json:answer` | 41 | 42 | +1 |" in (repo / "s.md").read_text()

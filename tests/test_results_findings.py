@@ -9,13 +9,13 @@ from dataclasses import replace
 
 import pytest
 
-from membench.core import metrics
-from membench.core.findings import FINDINGS, RETRIEVAL_FINDINGS, finding_paragraphs
-from membench.core.policies import POLICIES, RetrievalPolicy, register_policy
-from membench.core.report import ReportInputs, render_report
-from membench.core.results import ResultsTable
-from membench.core.retrieval_report import retrieval_section
-from membench.inmemory import run_in_memory
+from membench.commands.inmemory import run_in_memory
+from membench.memory.policies import POLICIES, RetrievalPolicy, register_policy
+from membench.reporting.findings import FINDINGS, RETRIEVAL_FINDINGS, finding_paragraphs
+from membench.reporting.report import ReportInputs, render_report
+from membench.reporting.retrieval_tables import retrieval_section
+from membench.scoring import metrics
+from membench.scoring.results import ResultsTable
 
 
 def _report(run, labels=None) -> str:

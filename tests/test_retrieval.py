@@ -1,6 +1,6 @@
 import numpy as np
 
-from membench.core.retrieval import SCORE_GRID, Bm25Index, on_score_grid
+from membench.retrieval.bm25 import SCORE_GRID, Bm25Index, on_score_grid
 
 
 def test_only_positive_scores_and_ties_keep_earlier_document():

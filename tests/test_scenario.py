@@ -1,19 +1,19 @@
 import pytest
 
-from membench.core.model import ExchangeKind
-from membench.core.scenario import (
-    CorpusFile,
+from membench.io.scenario_file import read_scenario_spec
+from membench.scenario.build import (
+    CorpusText,
     ScenarioBuildError,
     ScenarioShape,
     build_scenario,
     place_facts,
     stretch_day,
 )
-from membench.core.spec import ScenarioSpecError, parse_scenario_spec
-from membench.core.text import has
-from membench.scenario_file import read_scenario_spec
+from membench.scenario.model import ExchangeKind
+from membench.scenario.spec import ScenarioSpecError, parse_scenario_spec
+from membench.scenario.text import has
 
-CORPUS = tuple(CorpusFile(f"f{i}.py", tuple(f"line {i} {j}" for j in range(60)))
+CORPUS = tuple(CorpusText(f"f{i}.py", tuple(f"line {i} {j}" for j in range(60)))
                for i in range(5))
 
 
@@ -58,7 +58,7 @@ def test_exchanges_are_dated_and_filler_quotes_code(spec):
 
 
 def test_filler_never_contains_a_fact_value(spec):
-    poisoned = CORPUS + (CorpusFile("bad.py", tuple("Node 20 here" for _ in range(40))),)
+    poisoned = CORPUS + (CorpusText("bad.py", tuple("Node 20 here" for _ in range(40))),)
     s = build_scenario(spec, poisoned, shape())
     values = [v for f in s.facts for v in f.values()]
     for e in s.exchanges:

@@ -1,7 +1,7 @@
 import pytest
 
-from membench.core.model import Deletion, Fact, FactVersion
-from membench.core.scoring import Outcome, outcome
+from membench.scenario.model import Deletion, Fact, FactVersion
+from membench.scoring.rules import Outcome, outcome
 
 
 def fact(*values_days, deleted=None):

@@ -22,8 +22,10 @@ from membench.cli import app
 from membench.plugins import BUILT_IN
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE_ROOT = ROOT / "stages"  # the directory holding the membench package
-PACKAGE_DIR = "stages/membench"
+# Where each part of the package lives (pyproject's package-dir): the domain under src/, the
+# stage commands in the top-level stages/ directory, installed as membench.stages.
+SOURCE_DIRS = {"membench.stages": ROOT / "stages", "membench": ROOT / "src" / "membench"}
+PACKAGE_DIRS = ("src/membench", "stages")
 STAGES = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
 # Modules imported by name at run time rather than by an import statement.
 IMPORTED_BY_NAME = {"membench.plugins": BUILT_IN}
@@ -31,9 +33,12 @@ IMPORTED_BY_NAME = {"membench.plugins": BUILT_IN}
 
 def module_file(name: str) -> Path | None:
     """The source file of a membench module or package, None for anything else."""
-    if name.split(".")[0] != "membench":
+    for prefix, directory in SOURCE_DIRS.items():
+        if name == prefix or name.startswith(prefix + "."):
+            path = directory.joinpath(*name[len(prefix):].split(".")[1:])
+            break
+    else:
         return None
-    path = SOURCE_ROOT.joinpath(*name.split("."))
     if (path / "__init__.py").is_file():
         return path / "__init__.py"
     return path.with_suffix(".py") if path.with_suffix(".py").is_file() else None
@@ -41,7 +46,7 @@ def module_file(name: str) -> Path | None:
 
 def imported_names(name: str) -> set[str]:
     """Every module name an import statement anywhere in the module may load (names
-    imported from a module are tried as submodules too: `from membench.core import svg`)."""
+    imported from a module are tried as submodules too: `from membench.scoring import metrics`)."""
     path = module_file(name)
     assert path is not None, name
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -84,7 +89,7 @@ def stage_module(cmd: str) -> str:
 
 
 def package_deps(stage: dict) -> list[str]:
-    return [d.rstrip("/") for d in stage.get("deps", []) if d.startswith(PACKAGE_DIR)]
+    return [d.rstrip("/") for d in stage.get("deps", []) if d.startswith(PACKAGE_DIRS)]
 
 
 def covered(path: str, deps: list[str]) -> bool:
@@ -108,18 +113,19 @@ def test_stage_deps_name_no_module_it_does_not_import(name):
 
 
 def test_no_stage_module_imports_another():
-    """Stage modules share code through non-stage modules (stages/common.py and the
-    package), so a stage's deps never pull in another stage's command."""
+    """Stage modules share code through the package (membench.commands.common and the
+    domain), so a stage's deps never pull in another stage's command."""
     modules = {stage_module(stage["cmd"]) for stage in STAGES.values()}
     for module in modules:
         others = {module_file(m).relative_to(ROOT).as_posix() for m in modules - {module}}
         assert not closure(module) & others, module
 
 
-def test_the_walk_follows_imports_through_the_core():
-    """Guards the walker itself: a stage reaches core modules only through other modules."""
+def test_the_walk_follows_imports_through_the_domain():
+    """Guards the walker itself: a stage reaches domain modules only through other modules."""
     files = closure(stage_module(STAGES["index"]["cmd"]))
-    assert f"{PACKAGE_DIR}/core/__init__.py" in files
-    assert f"{PACKAGE_DIR}/memory_tool/policy.py" in files  # by name, via load_plugins()
-    assert f"{PACKAGE_DIR}/core/registry.py" in files  # only imported by other core modules
-    assert f"{PACKAGE_DIR}/cli.py" not in files
+    assert "stages/index.py" in files and "stages/__init__.py" in files
+    assert "src/membench/scenario/__init__.py" in files
+    assert "src/membench/memory_tool/policy.py" in files  # by name, via load_plugins()
+    assert "src/membench/registry.py" in files  # only imported by other domain modules
+    assert "src/membench/cli.py" not in files

@@ -18,7 +18,7 @@ GIT = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
 
 
 def sh(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PYTHONPATH": str(cwd / "stages"),
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1",
            # experiments are git commits: give them an author where none is configured (CI)
            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t"}

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from membench.core.text import has, tokens
+from membench.scenario.text import has, tokens
 
 
 def test_tokens_are_lowercase_letter_digit_runs():

@@ -3,14 +3,14 @@ import gzip
 import pytest
 from tiktoken_ext import openai_public
 
-from membench.core.tokenizer import (
+from membench.io.vocabulary import load_token_counter, packaged_vocabulary_path, read_vocabulary
+from membench.tokenizer import (
     O200K_PAT_STR,
     O200K_SPECIAL_TOKENS,
     TokenCounter,
     VocabularyError,
     build_encoding,
 )
-from membench.vocabulary import load_token_counter, packaged_vocabulary_path, read_vocabulary
 
 
 @pytest.fixture(scope="module")

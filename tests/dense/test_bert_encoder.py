@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from membench.bert_encoder import erf, normal_cdf
+from membench.retrieval.bert_encoder import erf, normal_cdf
 
 
 def test_erf_matches_math_erf_to_float64_rounding():
@@ -24,7 +24,7 @@ def test_normal_cdf_matches_erfc_including_the_tails():
 
 
 def test_gelu_is_exact_gelu():
-    from membench.bert_encoder import gelu_in_place
+    from membench.retrieval.bert_encoder import gelu_in_place
 
     x = np.linspace(-12, 12, 2401).reshape(7, -1)
     expected = np.array([[v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in row] for row in x])

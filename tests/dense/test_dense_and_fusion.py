@@ -5,7 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from membench.core.dense import (
+from membench.retrieval.dense import (
     GRID_BITS,
     DenseIndex,
     grid_integers,
@@ -150,7 +150,7 @@ def test_rrf_handles_empty_lists_and_rejects_duplicates():
 
 
 def test_rrf_fuses_bm25_and_dense_rankings():
-    from membench.core.retrieval import Bm25Index
+    from membench.retrieval.bm25 import Bm25Index
 
     docs = ["prod runs in eu-central-1", "staging runs in us-east-1", "lunch menu"]
     lexical = Bm25Index(docs).top_k("where is staging", 3)

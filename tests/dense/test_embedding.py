@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from membench import embedding
-from membench.core.dense import GRID_BITS, DenseIndex
-from membench.embedding import (
+from membench.retrieval import embedding
+from membench.retrieval.dense import GRID_BITS, DenseIndex
+from membench.retrieval.embedding import (
     DEFAULT_MODEL_ID,
     ModelUnavailableError,
     embed,
@@ -40,7 +40,7 @@ TEXTS = [
 CHILD = f"""
 import sys
 sys.path.insert(0, {str(STAGES)!r})
-from membench.embedding import embed, load_model
+from membench.retrieval.embedding import embed, load_model
 texts = {TEXTS!r}
 sys.stdout.write(embed(texts, load_model(), batch_size=int(sys.argv[1])).tobytes().hex())
 """
@@ -108,7 +108,7 @@ class NoTorch:
 sys.meta_path.insert(0, NoTorch())
 sys.path.insert(0, {str(STAGES)!r})
 import membench.cli
-from membench.embedding import embed, load_model
+from membench.retrieval.embedding import embed, load_model
 assert embed(["no torch here"], load_model()).shape == (1, 384)
 print(sorted(m for m in sys.modules if m.split(".")[0] in {{"torch", "sentence_transformers"}}))
 """

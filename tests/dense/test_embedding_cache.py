@@ -8,14 +8,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from membench.core.embedding_cache import (
+from membench.io.embedding_files import load_cache
+from membench.io.outputs import staged_outputs
+from membench.retrieval.embedding_cache import (
     CACHE_SCHEMA,
     VECTOR_DIMENSION,
     EmbeddingCache,
     text_sha256,
 )
-from membench.embedding_files import load_cache
-from membench.outputs import staged_outputs
 
 MODEL = "test/model"
 
@@ -121,9 +121,10 @@ def test_missing_file_loads_as_empty_cache_and_empty_cache_round_trips(tmp_path)
 
 
 def test_cache_from_another_encoder_is_dropped_with_a_message(tmp_path, capsys):
-    from membench.embedding import ENCODER_VERSION
-    from membench.embedding_files import ENCODER_METADATA
     from membench.stages.embed import load_encoder_cache
+
+    from membench.io.embedding_files import ENCODER_METADATA
+    from membench.retrieval.embedding import ENCODER_VERSION
 
     cache = EmbeddingCache()
     cache.embed(MODEL, ["a", "b"], CountingEmbedder())
@@ -138,8 +139,9 @@ def test_cache_from_another_encoder_is_dropped_with_a_message(tmp_path, capsys):
 
 
 def test_policies_refuse_embeddings_from_another_encoder():
-    from membench.embedding_files import vectors_from_table
     from membench.stages.embed import embeddings_table
+
+    from membench.io.embedding_files import vectors_from_table
 
     cache = EmbeddingCache()
     cache.embed(MODEL, ["a"], CountingEmbedder())

@@ -1,7 +1,7 @@
 """BM25 with and without stemming on a tiny corpus whose right answer is known."""
 
-from membench.core.retrieval import Bm25Index
-from membench.core.stemming import stemmed_tokens
+from membench.retrieval.bm25 import Bm25Index
+from membench.retrieval.stemming import stemmed_tokens
 
 NODE_QUESTION = "Which Node version do services run on?"
 NODE_ANSWER = 1

@@ -1,0 +1,36 @@
+"""The membench command line: one subcommand per DVC stage (the modules in the repository's
+top-level stages/, installed as membench.stages), plus the commands that are not stages."""
+
+from __future__ import annotations
+
+import typer
+
+from membench.commands.bench import bench
+from membench.commands.corpus_snapshot import corpus_snapshot
+from membench.commands.remeasure import remeasure
+from membench.memory_tool.cli import memory_tool
+from membench.stages.corpus import corpus
+from membench.stages.embed import embed
+from membench.stages.extract import extract
+from membench.stages.index import index
+from membench.stages.multiseed import multiseed
+from membench.stages.plots import plots
+from membench.stages.policies import policies
+from membench.stages.report import report
+from membench.stages.scenario import scenario
+
+app = typer.Typer(
+    help="membench: what an AI agent's memory policy puts in front of the model.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+for command in (corpus, scenario, extract, index, embed, policies, multiseed, plots, report, bench,
+                remeasure):
+    app.command(command.__name__)(command)
+app.command("corpus-snapshot")(corpus_snapshot)
+app.command("memory-tool")(memory_tool)
+
+if __name__ == "__main__":
+    app()

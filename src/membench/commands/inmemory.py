@@ -1,0 +1,61 @@
+"""The whole bench in one process, without DVC: for `membench bench` and fast tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from membench.extraction.extractors import EXTRACTORS, FactRecord
+from membench.io.corpus import Corpus, read_corpus
+from membench.io.scenario_file import read_scenario_spec
+from membench.io.vocabulary import load_token_counter
+from membench.memory.policies import (
+    Policy,
+    build_policies,
+    embedded_stores,
+    without_embeddings,
+)
+from membench.params import Params
+from membench.plugins import load_plugins
+from membench.retrieval.embedding_cache import text_sha256
+from membench.retrieval.indexing import embedding_texts
+from membench.retrieval.retrievers import IndexCache
+from membench.scenario.build import build_scenario
+from membench.scenario.model import Scenario
+from membench.scoring.bench import BenchResult, Progress, run_bench
+
+
+@dataclass(frozen=True)
+class InMemoryRun:
+    corpus: Corpus
+    scenario: Scenario
+    records: list[FactRecord]
+    policies: list[Policy]
+    result: BenchResult
+
+
+def run_in_memory(params: Params, root: Path = Path("."), vocabulary: Path | None = None,
+                  progress: Progress | None = None, dense: bool = False) -> InMemoryRun:
+    """With dense=False the policies that need embeddings are left out (no model load, fast)."""
+    s = params.scenario
+    counter = load_token_counter(vocabulary)
+    spec = read_scenario_spec(root / s.file)
+    corpus = read_corpus(s.corpus.source, s.corpus.glob, s.corpus.exclude, base=root)
+    scenario = build_scenario(spec, corpus.files, s.shape())
+    load_plugins()
+    records = EXTRACTORS[params.extractor](scenario)
+    policies = build_policies(params.policies)
+    if not dense:
+        policies = without_embeddings(policies)
+    vectors = None
+    if dense:
+        from membench.retrieval import embedding
+
+        texts = embedding_texts(scenario, records, embedded_stores(policies))
+        model = embedding.load_model(params.embedding.model)
+        matrix = embedding.embed(texts, model, batch_size=params.embedding.batch_size,
+                                 progress=progress is not None)
+        vectors = {text_sha256(text): row for text, row in zip(texts, matrix, strict=True)}
+    result = run_bench(scenario, records, policies, counter.count_all,
+                       IndexCache(vectors=vectors), progress=progress)
+    return InMemoryRun(corpus, scenario, records, policies, result)

@@ -1,0 +1,77 @@
+"""Turns exchanges into fact records. Policies read records, never the scenario's gold labels,
+so a real extractor can replace the perfect one without touching any policy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from membench.registry import Registry
+from membench.scenario.model import ExchangeKind, Scenario
+
+
+class RecordAction(str, Enum):
+    SET = "set"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True)
+class FactRecord:
+    key: str
+    action: RecordAction
+    value: str | None  # None for a delete
+    day: int
+    exchange_index: int
+    text: str  # the user's words that carried the fact
+
+    def line(self) -> str:
+        """The record as the fact log and profile store it: dated user text."""
+        return f"[day {self.day}] {self.text}"
+
+
+Extractor = Callable[[Scenario], list[FactRecord]]
+# A plugin module registers its own (see membench.plugins); params name one by key.
+EXTRACTORS: Registry[Extractor] = Registry("extractor")
+
+
+def register_extractor(name: str) -> Callable[[Extractor], Extractor]:
+    return EXTRACTORS.register(name)
+
+
+@register_extractor("perfect")
+def perfect_extractor(scenario: Scenario) -> list[FactRecord]:
+    """The article's assumption: every fact exchange recognized and mapped to the right key."""
+    records = []
+    for exchange in scenario.exchanges:
+        if exchange.fact_key is None:
+            continue
+        fact = scenario.fact(exchange.fact_key)
+        if exchange.kind is ExchangeKind.DELETION:
+            action, value = RecordAction.DELETE, None
+        else:
+            action = RecordAction.SET
+            value = next(v.value for v in fact.versions
+                         if (v.day, v.slot) == (exchange.day, exchange.slot))
+        records.append(FactRecord(fact.key, action, value, exchange.day, exchange.index,
+                                  exchange.user))
+    return records
+
+
+def records_through(records: Sequence[FactRecord], day: int) -> list[FactRecord]:
+    return [r for r in records if r.day <= day]
+
+
+def profile_records(records: Sequence[FactRecord]) -> list[FactRecord]:
+    """One record per key, overwritten on change, removed on delete (the article's profile)."""
+    by_key: dict[str, FactRecord] = {}
+    for record in records:
+        if record.action is RecordAction.DELETE:
+            by_key.pop(record.key, None)
+        else:
+            by_key[record.key] = record
+    return list(by_key.values())
+
+
+def deleted_keys(records: Sequence[FactRecord]) -> set[str]:
+    return {r.key for r in records if r.action is RecordAction.DELETE}

@@ -1,0 +1,111 @@
+"""What an agent has remembered by the end of one day, in every store a policy may keep.
+
+Stores are named, so a policy declares which ones it keeps and which it retrieves from,
+and the delete-everywhere audit can inspect each of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from membench.extraction.extractors import (
+    FactRecord,
+    deleted_keys,
+    profile_records,
+    records_through,
+)
+from membench.registry import Registry
+from membench.retrieval.retrievers import Document, IndexCache
+from membench.scenario.model import Exchange, Scenario
+
+
+class Memory:
+    def __init__(self, scenario: Scenario, records: Sequence[FactRecord], day: int,
+                 indexes: IndexCache) -> None:
+        self.scenario = scenario
+        self.day = day
+        self.exchanges: tuple[Exchange, ...] = scenario.exchanges_through(day)
+        self.records = records_through(records, day)
+        self._indexes = indexes
+        self._documents: dict[str, tuple[Document, ...]] = {}
+
+    @cached_property
+    def _extracted(self) -> dict[int, str]:
+        return {r.exchange_index: r.key for r in self.records}
+
+    def documents(self, store: str) -> list[Document]:
+        """The store's documents, built once per day (every probe of the day reads them)."""
+        if store not in self._documents:
+            self._documents[store] = tuple(STORES[store].build(self))
+        return list(self._documents[store])
+
+    def lines(self, store: str) -> list[str]:
+        return [document.text for document in self.documents(store)]
+
+    def search(self, store: str, retriever: str, question: str, k: int) -> list[Document]:
+        """The named retriever's top k over the store (see membench.retrieval.retrievers)."""
+        found = self._indexes.retriever(retriever, store, self.day, self.documents(store))
+        return found.search(question, k)
+
+
+StoreBuilder = Callable[[Memory], list[Document]]
+
+
+@dataclass(frozen=True)
+class Store:
+    build: StoreBuilder
+    # A store that is the extraction record log itself (append-only): a policy keeping it
+    # keeps every record, those of deleted facts included (the audit checks it). A profile
+    # is rebuilt from the records each day only because that is how the bench replays
+    # upserts; a deployed profile applies each record once and keeps just its lines, so it
+    # is not one of these.
+    keeps_record_log: bool = False
+
+
+STORES: Registry[Store] = Registry("store")
+
+
+def register_store(name: str, *, keeps_record_log: bool = False
+                   ) -> Callable[[StoreBuilder], StoreBuilder]:
+    def register(build: StoreBuilder) -> StoreBuilder:
+        STORES.add(name, Store(build, keeps_record_log))
+        return build
+
+    return register
+
+
+@register_store("session")
+def _session(memory: Memory) -> list[Document]:
+    return [Document(e.index, e.line()) for e in memory.exchanges if e.day == memory.day]
+
+
+@register_store("transcript")
+def _transcript(memory: Memory) -> list[Document]:
+    return [Document(e.index, e.line()) for e in memory.exchanges]
+
+
+@register_store("transcript_redacted")
+def _transcript_redacted(memory: Memory) -> list[Document]:
+    """Every exchange the extractor tied to a deleted fact is gone, the request included."""
+    gone = deleted_keys(memory.records)
+    return [Document(e.index, e.line()) for e in memory.exchanges
+            if memory._extracted.get(e.index) not in gone]
+
+
+@register_store("transcript_unextracted")
+def _transcript_unextracted(memory: Memory) -> list[Document]:
+    """Only what the profile does not hold, so every fact lives in exactly one store."""
+    return [Document(e.index, e.line()) for e in memory.exchanges
+            if e.index not in memory._extracted]
+
+
+@register_store("fact_log", keeps_record_log=True)
+def _fact_log(memory: Memory) -> list[Document]:
+    return [Document(r.exchange_index, r.line()) for r in memory.records]
+
+
+@register_store("profile")
+def _profile(memory: Memory) -> list[Document]:
+    return [Document(r.exchange_index, r.line()) for r in profile_records(memory.records)]

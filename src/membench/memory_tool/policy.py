@@ -1,0 +1,91 @@
+"""`memory_tool_profile`: the article's profile kept as real files under /memories.
+
+Fact records are written only through the handler's commands (create or str_replace as
+upsert, delete as delete), one file per fact key, and the injection is what `view`
+returns for each file. Outcomes must equal `profile`'s; the token cost is its own.
+This policy does file I/O, so it lives beside the store rather than in the pure core.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from membench.extraction.extractors import FactRecord, RecordAction
+from membench.memory.policies import Injection, Policy, register_policy
+from membench.memory.stores import Memory, register_store
+from membench.retrieval.retrievers import Document
+
+from .handler import MemoryToolHandler
+
+PROFILE_DIR = "/memories/profile"
+
+
+@dataclass(frozen=True)
+class MemoryFiles:
+    contents: tuple[tuple[str, str, int], ...]  # (path, text, source exchange), by path
+    views: tuple[str, ...]  # `view` result of each file, by path
+
+
+def key_path(key: str) -> str:
+    return f"{PROFILE_DIR}/{key}.md"
+
+
+@lru_cache(maxsize=64)
+def replay(records: tuple[FactRecord, ...]) -> MemoryFiles:
+    """Applies the records as memory tool commands in a fresh root, then reads it back."""
+    with tempfile.TemporaryDirectory(prefix="membench-memories-") as root:
+        handler = MemoryToolHandler(root)
+        lines: dict[str, tuple[str, int]] = {}
+        for record in records:
+            path = key_path(record.key)
+            if record.action is RecordAction.DELETE:
+                if path in lines:
+                    handler.execute({"command": "delete", "path": path})
+                    del lines[path]
+            elif path in lines:
+                handler.execute({"command": "str_replace", "path": path,
+                                 "old_str": lines[path][0], "new_str": record.line()})
+                lines[path] = (record.line(), record.exchange_index)
+            else:
+                handler.execute({"command": "create", "path": path,
+                                 "file_text": record.line() + "\n"})
+                lines[path] = (record.line(), record.exchange_index)
+        paths = sorted(lines)
+        views = tuple(handler.execute({"command": "view", "path": p}) for p in paths)
+        contents = tuple(
+            (p, _read(handler, p), lines[p][1]) for p in paths
+        )
+    return MemoryFiles(contents, views)
+
+
+def _read(handler: MemoryToolHandler, path: str) -> str:
+    """A file's text, recovered from `view` (the only read command the tool has)."""
+    view = handler.execute({"command": "view", "path": path})
+    numbered = view.split("\n")[1:]
+    return "\n".join(line.split("\t", 1)[1] for line in numbered if "\t" in line)
+
+
+def _records(memory: Memory) -> tuple[FactRecord, ...]:
+    return tuple(memory.records)
+
+
+@register_store("memory_tool_files")
+def _memory_tool_files(memory: Memory) -> list[Document]:
+    return [Document(source, text) for _, text, source in replay(_records(memory)).contents]
+
+
+@register_policy(order=170)  # after the core policies
+class MemoryToolProfile(Policy):
+    id, label = "memory_tool_profile", "memory-tool profile files, view injected"
+    stores = ("memory_tool_files",)
+
+    def inject(self, memory: Memory, question: str) -> Injection:
+        return Injection(replay(_records(memory)).views)
+
+
+def file_texts(records: Sequence[FactRecord]) -> dict[str, str]:
+    """Path -> text of every memory file after the records, for inspection and tests."""
+    return {path: text for path, text, _ in replay(tuple(records)).contents}

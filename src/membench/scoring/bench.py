@@ -1,0 +1,106 @@
+"""Runs every policy at every probe and classifies what it injects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from membench.extraction.extractors import FactRecord
+from membench.memory.policies import Policy
+from membench.memory.stores import Memory
+from membench.retrieval.retrievers import IndexCache
+from membench.scenario.model import Scenario
+from membench.scoring.rules import outcome
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class OutcomeRow:
+    policy: str
+    form: str
+    day: int
+    fact_key: str
+    question: str
+    changed: bool  # the fact had more than one version by this day
+    deleted: bool  # the user had asked to forget it by this day
+    outcome: str
+    injected_tokens: int
+    context: str
+    retrieved: tuple[int, ...] | None
+    # Did the exchange that stated the current value make it into the top-k? (recall@k of
+    # the gold evidence; None for policies that retrieve nothing and for deleted facts)
+    gold_retrieved: bool | None = None
+
+
+@dataclass(frozen=True)
+class StoredRow:
+    policy: str
+    day: int
+    store: str
+    lines: int
+    tokens: int  # o200k_base tokens of the store's lines joined by newlines
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    outcomes: tuple[OutcomeRow, ...]
+    stored: tuple[StoredRow, ...]
+
+
+def gold_evidence(scenario: Scenario, fact_key: str, day: int) -> int | None:
+    """The exchange that stated the fact's current value by `day`; None once deleted."""
+    fact = scenario.fact(fact_key)
+    if fact.deleted_at is not None and fact.deleted_at <= day:
+        return None
+    current = [v for v in fact.versions if v.day <= day][-1]
+    return next(e.index for e in scenario.exchanges
+                if e.fact_key == fact_key and (e.day, e.slot) == (current.day, current.slot))
+
+
+CountTokens = Callable[[Sequence[str]], list[int]]
+
+
+def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
+              count_tokens: CountTokens, indexes: IndexCache | None = None,
+              progress: Progress | None = None) -> BenchResult:
+    """count_tokens takes every distinct text at once, so a counter can batch them."""
+    indexes = indexes or IndexCache()
+    outcomes: list[OutcomeRow] = []
+    stored: list[StoredRow] = []
+    for day in scenario.probe_days:
+        memory = Memory(scenario, records, day, indexes)
+        probes = [p for p in scenario.probes if p.day == day]
+        if progress:
+            progress(f"day {day}: {len(policies)} policies x {len(probes)} probes")
+        for policy in policies:
+            for store in policy.stores:
+                lines = memory.lines(store)
+                stored.append(StoredRow(policy.id, day, store, len(lines),
+                                        "\n".join(lines)))  # text until counted below
+            for probe in probes:
+                fact = scenario.fact(probe.fact_key)
+                injection = policy.inject(memory, probe.question)
+                context = injection.context
+                gold = gold_evidence(scenario, fact.key, day)
+                outcomes.append(OutcomeRow(
+                    policy=policy.id,
+                    form=probe.form.value,
+                    day=day,
+                    fact_key=fact.key,
+                    question=probe.question,
+                    changed=sum(v.day <= day for v in fact.versions) > 1,
+                    deleted=fact.deleted_at is not None and fact.deleted_at <= day,
+                    outcome=outcome(fact, day, context).value,
+                    injected_tokens=0,  # counted below, with every other text at once
+                    context=context,
+                    retrieved=injection.retrieved,
+                    gold_retrieved=None if injection.retrieved is None or gold is None
+                    else gold in injection.retrieved,
+                ))
+    texts = list(dict.fromkeys([r.context for r in outcomes] + [r.tokens for r in stored]))
+    counts = dict(zip(texts, count_tokens(texts), strict=True))
+    return BenchResult(
+        tuple(replace(r, injected_tokens=counts[r.context]) for r in outcomes),
+        tuple(replace(r, tokens=counts[r.tokens]) for r in stored),
+    )

@@ -1,0 +1,65 @@
+"""Stage multiseed: the bench over `multiseed.seeds`, outcome counts per seed.
+
+One stage loops the seeds rather than a `foreach` stage per seed: each extra stage would
+pay its own process start, params and corpus read (about as long as a seed's run), and
+the cold `dvc repro` must stay within twice its single-seed time. The corpus snapshot is
+read once and shared with worker processes by fork; results keep the params' seed order,
+so the file is the same bytes whatever the worker count."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import typer
+
+from membench.commands.common import (
+    PARAMS_FILE,
+    CorpusSnapshot,
+    OutFile,
+    ParamsFile,
+    fails_cleanly,
+    read_parameters_and_corpus,
+)
+from membench.io.outputs import staged_outputs
+from membench.io.scenario_file import read_scenario_spec
+from membench.scoring.multiseed import SeedInputs, counts_for_seed
+
+_inputs: SeedInputs | None = None  # set in each worker by fork, read by _run
+
+
+def _run(seed: int):
+    assert _inputs is not None
+    return counts_for_seed(_inputs, seed)
+
+
+def _set_inputs(inputs: SeedInputs) -> None:
+    global _inputs
+    _inputs = inputs
+
+
+def run_seeds(inputs: SeedInputs, seeds: tuple[int, ...], workers: int) -> list:
+    workers = max(1, min(workers, len(seeds), os.cpu_count() or 1))
+    if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [counts_for_seed(inputs, seed) for seed in seeds]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_set_inputs,
+                             initargs=(inputs,)) as pool:
+        return list(pool.map(_run, seeds))
+
+
+@fails_cleanly
+def multiseed(corpus: CorpusSnapshot, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
+    """Run the bench (without token counts) over every seed in multiseed.seeds."""
+    p, files = read_parameters_and_corpus(params, corpus)
+    inputs = SeedInputs(read_scenario_spec(Path(p.scenario.file)), tuple(files),
+                        p.scenario.shape(), p.policies, p.extractor)
+    seeds = p.multiseed.seeds
+    counts = run_seeds(inputs, seeds, p.multiseed.workers)
+    data = {"seeds": list(seeds),
+            "runs": [{"seed": seed, "counts": c} for seed, c in zip(seeds, counts)]}
+    with staged_outputs() as outputs:
+        outputs.json(out, data)
+    typer.echo(f"multiseed: {len(seeds)} seeds", err=True)

@@ -1,0 +1,53 @@
+"""Stage plots: JSON plot data for `dvc plots show` and the same charts as SVG for the
+report, drawn from the same dvc.yaml templates, all under reports/plots/ (kept in git, so
+the report's images render on GitHub)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from membench.commands.common import (
+    PARAMS_FILE,
+    OutcomesFile,
+    ParamsFile,
+    StoredFile,
+    fails_cleanly,
+    read_params,
+    read_parquet,
+)
+from membench.io.outputs import staged_outputs
+from membench.io.tables import result_from_tables
+from membench.memory.policies import build_policies
+from membench.reporting import plots as data
+from membench.reporting.charts import chart_svg
+from membench.scoring.results import ResultsTable
+
+PlotsDir = Annotated[Path, typer.Option("--out", help="Directory for plot data and SVGs.")]
+ChartsFile = Annotated[Path, typer.Option(
+    "--charts", help="The file whose `plots:` list defines the charts (dvc.yaml).")]
+TemplatesDir = Annotated[Path, typer.Option(
+    "--templates", help="Directory that must hold every chart's Vega-Lite template.")]
+
+
+@fails_cleanly
+def plots(outcomes: OutcomesFile, stored: StoredFile, out: PlotsDir, charts: ChartsFile,
+          templates: TemplatesDir, params: ParamsFile = PARAMS_FILE) -> None:
+    """Write the cost/quality, outcome-bar and per-day chart data and SVGs."""
+    p = read_params(params)
+    table = ResultsTable(result_from_tables(read_parquet(outcomes), read_parquet(stored)))
+    ids = [policy.id for policy in build_policies(p.policies)]
+    points, bars, days = (data.cost_quality(table, ids), data.outcome_bars(table, ids),
+                          data.by_day(table, ids))
+    if not points:
+        raise ValueError(f"{outcomes} holds no outcome: rerun the policies stage")
+    with staged_outputs() as outputs:
+        outputs.json(out / "cost_quality.json", points)
+        outputs.json(out / "outcomes.json", bars)
+        outputs.json(out / "by_day.json", days)
+        for name, rows in (("cost_quality", points), ("outcomes", bars), ("by_day", days)):
+            outputs.text(out / f"{name}.svg",
+                         chart_svg(f"{name}.json", rows, charts, templates))
+    typer.echo(f"plots: wrote 3 charts under {out}", err=True)

@@ -1,0 +1,61 @@
+"""Stage policies: runs every policy at every probe and classifies what it injects."""
+
+from __future__ import annotations
+
+import typer
+
+from membench.commands.common import (
+    PARAMS_FILE,
+    AuditFile,
+    EmbeddingsFile,
+    IndexFile,
+    OutcomesFile,
+    ParamsFile,
+    RecordsFile,
+    ScenarioDir,
+    StoredFile,
+    VocabularyFile,
+    fails_cleanly,
+    progress,
+    read_params,
+    read_parquet,
+    read_scenario,
+)
+from membench.io.embedding_files import vectors_from_table
+from membench.io.outputs import staged_outputs
+from membench.io.tables import (
+    audit_table,
+    index_from_table,
+    outcomes_table,
+    records_from_table,
+    stored_table,
+)
+from membench.io.vocabulary import load_token_counter
+from membench.memory.policies import build_policies
+from membench.retrieval.retrievers import IndexCache
+from membench.scoring.audit import audit_days, run_audit
+from membench.scoring.bench import run_bench
+
+
+@fails_cleanly
+def policies(scenario: ScenarioDir, records: RecordsFile, index: IndexFile,
+             embeddings: EmbeddingsFile, outcomes: OutcomesFile, stored: StoredFile,
+             audit: AuditFile, params: ParamsFile = PARAMS_FILE,
+             vocabulary: VocabularyFile = None) -> None:
+    """Run every policy at every probe day and classify each probe."""
+    p = read_params(params)
+    counter = load_token_counter(vocabulary)
+    built = read_scenario(scenario)
+    fact_records = records_from_table(read_parquet(records))
+    indexes = IndexCache(index_from_table(read_parquet(index)),
+                         vectors_from_table(read_parquet(embeddings), p.embedding.model))
+    policy_list = build_policies(p.policies)
+    result = run_bench(built, fact_records, policy_list, counter.count_all, indexes,
+                       progress=progress)
+    progress(f"deletion audit on days {', '.join(map(str, audit_days(built)))}")
+    audit_rows = run_audit(built, fact_records, policy_list, indexes)
+    with staged_outputs() as outputs:
+        outputs.parquet(outcomes, outcomes_table(result.outcomes))
+        outputs.parquet(stored, stored_table(result.stored))
+        outputs.parquet(audit, audit_table(audit_rows))
+    typer.echo(f"policies: {len(result.outcomes)} probe outcomes", err=True)

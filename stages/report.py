@@ -1,0 +1,110 @@
+"""Stage report: writes reports/report.md, reports/summary.json (the DVC metric) and
+reports/metrics.json (every count, not a DVC metric) from the outcomes."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from membench.commands.common import (
+    PARAMS_FILE,
+    AuditFile,
+    EmbeddingsFile,
+    OutcomesFile,
+    OutFile,
+    ParamsFile,
+    ScenarioDir,
+    StoredFile,
+    fails_cleanly,
+    read_json,
+    read_params,
+    read_parquet,
+    read_scenario,
+)
+from membench.io import environment
+from membench.io.outputs import staged_outputs
+from membench.io.tables import audit_from_table, result_from_tables
+from membench.memory.policies import build_policies, without_embeddings
+from membench.reporting.charts import report_images
+from membench.reporting.report import ReportInputs, render_report
+from membench.scoring.metrics import detailed, summary
+from membench.scoring.multiseed import counts_from_json
+from membench.scoring.results import ResultsTable
+from membench.tokenizer import O200K_SHA256
+
+TRACE_FACT = "node_version"
+MultiseedFile = Annotated[Path, typer.Option("--multiseed", help="Multi-seed counts (JSON).")]
+ArticleFile = Annotated[Path, typer.Option("--article", help="The article's published table.")]
+MetricsFile = Annotated[Path, typer.Option("--metrics", help="Detailed metrics (JSON).")]
+SummaryFile = Annotated[Path, typer.Option("--summary", help="DVC metric (JSON).")]
+ChartsFile = Annotated[Path, typer.Option(
+    "--charts", help="The file whose `plots:` list declares the charts the report shows "
+    "(dvc.yaml); each chart's SVG sits beside its data file.")]
+TemplatesDir = Annotated[Path, typer.Option(
+    "--templates", help="Directory that must hold every chart's Vega-Lite template.")]
+# Untracked by git and DVC (not a stage output): the machine differs between runs, the
+# committed bytes must not. dvc.yaml passes its path like every other one; the report's
+# header names it.
+EnvironmentFile = Annotated[Path, typer.Option(
+    "--environment", help="Where to describe this machine (JSON, not committed).")]
+
+
+def header(p, manifest: dict, embeddings: dict[bytes, bytes],
+           environment_file: Path) -> list[tuple[str, str]]:
+    return [
+        ("Measured", p.measured),
+        ("Machine", f"see {environment_file.as_posix()} (written by each run, never committed)"),
+        ("Packages", environment.package_versions()),
+        ("Tokenizer", f"o200k_base vocabulary (SHA-256 {O200K_SHA256}) through tiktoken"),
+        ("Corpus", (f"{manifest['corpus_root']} {manifest['corpus_glob']}, "
+                    f"{manifest['corpus_files']} files, SHA-256 {manifest['corpus_sha256']}")),
+        ("Scenario", (f"{manifest['scenario_file']} "
+                      f"(SHA-256 {manifest['scenario_file_sha256']}), "
+                      f"{manifest['sessions']} sessions, {manifest['exchanges']} exchanges, "
+                      f"filler replies quote {manifest['lines_per_reply']} lines, "
+                      f"seed {manifest['seed']}")),
+        ("Embeddings", (f"{embeddings.get(b'membench.embedding_model', b'').decode()} "
+                        f"(weights SHA-256 "
+                        f"{embeddings.get(b'membench.embedding_weights_sha256', b'').decode()}"
+                        f", encoder {embeddings.get(b'membench.embedding_encoder', b'').decode()})"
+                        f", exact cosine search on the grid")),
+        ("Extractor", p.extractor),
+    ]
+
+
+@fails_cleanly
+def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
+           audit: AuditFile, embeddings: EmbeddingsFile, multiseed: MultiseedFile,
+           article: ArticleFile, out: OutFile, metrics_out: MetricsFile,
+           summary_out: SummaryFile, environment_out: EnvironmentFile, charts: ChartsFile,
+           templates: TemplatesDir, params: ParamsFile = PARAMS_FILE) -> None:
+    """Write the Markdown report, the summary metric and the detailed metrics file."""
+    p = read_params(params)
+    manifest = read_json(scenario / "manifest.json")
+    built = read_scenario(scenario)
+    result = result_from_tables(read_parquet(outcomes), read_parquet(stored))
+    try:
+        published = tomllib.loads(article.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ValueError(f"cannot read the article's table {article}: {error}") from None
+    policies = build_policies(p.policies)
+    labels = {policy.id: policy.label for policy in policies}
+    lexical = [policy.id for policy in without_embeddings(policies)]
+    per_seed = counts_from_json(read_json(multiseed), lexical)
+    text = render_report(ReportInputs(
+        header=header(p, manifest, read_parquet(embeddings).schema.metadata or {},
+                      environment_out),
+        manifest=manifest, labels=labels, result=result,
+        exchanges=built.exchanges, article=published, trace_fact=TRACE_FACT,
+        multiseed=per_seed, images=report_images(out, charts, templates), audit=audit_from_table(read_parquet(audit)),
+    ))
+    with staged_outputs() as outputs:
+        outputs.text(out, text)
+        table = ResultsTable(result)
+        outputs.json(metrics_out, detailed(table, list(labels), max(manifest["probe_days"])))
+        outputs.json(summary_out, summary(table, list(labels)))
+        outputs.json(environment_out, environment.machine())
+    typer.echo(f"report: wrote {out}, {summary_out} and {metrics_out}", err=True)
