@@ -1,0 +1,1 @@
+"""The pipeline's stage commands, one module per DVC stage (installed as membench.stages)."""

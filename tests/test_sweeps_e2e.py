@@ -51,7 +51,13 @@ def sweep(repo_root, tmp_path_factory) -> list[dict]:
            "-S", "policies.retrieval_top_k=10")
         sh(clone, "dvc", "exp", "run", "--queue", "-n", "sessions40",
            "-S", "scenario.sessions=40", "-S", "scenario.probe_days=[10,20,40]")
-        sh(clone, "dvc", "queue", "start", "-j", "2")
+        # The workers are daemons that inherit the starting command's stdout: read it from a
+        # file, not a pipe, or waiting for the pipe's end waits for the workers to exit, and
+        # an idle worker whose shutdown monitor died (seen under load) never exits.
+        with open(clone / "queue-start.log", "w") as log:
+            subprocess.run(["dvc", "queue", "start", "-j", "2"], cwd=clone, stdout=log,
+                           stderr=subprocess.STDOUT, env={**os.environ, "DVC_NO_ANALYTICS": "1"},
+                           timeout=120, check=True)
         deadline = time.monotonic() + 540
         while time.monotonic() < deadline:
             status = sh(clone, "dvc", "queue", "status")
@@ -60,7 +66,8 @@ def sweep(repo_root, tmp_path_factory) -> list[dict]:
             time.sleep(2)
         assert "Failed" not in status, sh(clone, "dvc", "queue", "logs", "sessions40")
     finally:
-        subprocess.run(["dvc", "queue", "stop"], cwd=clone, capture_output=True, check=False)
+        subprocess.run(["dvc", "queue", "stop", "--kill"], cwd=clone, capture_output=True,
+                       check=False, timeout=120)
     shown = json.loads(sh(clone, "dvc", "exp", "show", "--json"))
     experiments = []
     for entry in shown:

@@ -1,0 +1,1 @@
+"""membench: what an AI agent's memory policy puts in front of the model."""

@@ -1,0 +1,1 @@
+"""CLI commands that are not DVC stages, and what every command shares."""

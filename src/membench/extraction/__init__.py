@@ -1,0 +1,1 @@
+"""Extractors: fact records (upserts and deletes) made from the conversation."""

@@ -1,0 +1,1 @@
+"""Stores and policies: what a memory policy keeps and what it injects."""

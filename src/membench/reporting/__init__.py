@@ -1,0 +1,1 @@
+"""The report, its findings and tables, the charts, and re-measurement diffs."""

@@ -1,0 +1,1 @@
+"""The scenario: its model, its file format, and the builder that replays it."""
