@@ -1,4 +1,17 @@
-"""Lexical retrieval: rank-bm25's BM25Okapi with its default parameters.
+"""Lexical retrieval: rank-bm25's BM25Okapi with its default parameters, computed sparsely.
+
+rank-bm25 is the reference (tests compare every probe's scores with it bit for bit); this
+module computes the same floats from a term-to-document table, so a probe costs the
+postings of its words instead of a Python loop over every document, and a document is
+tokenized once however many days and stores hold it (a TokenPool per analyzer).
+
+Same floats, not merely close ones: BM25Okapi's score of a document is, for each query
+token in query order, `score += idf * (f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl)))`,
+each step one IEEE operation on float64 in numpy. A document without the word adds
+exactly 0.0, so adding only the documents that hold it, with the same operations in the
+same order, gives the same bits. The idf floor (epsilon times the mean idf) needs the
+sum of every word's idf in rank-bm25's order (first occurrence in the corpus, each
+document's words in their first-occurrence order), which `Bm25Index` reproduces.
 
 Ranking is by score rounded to a grid of 2^-20, then by document position (earlier
 first). rank-bm25's arithmetic is IEEE-exact except its idf, which goes through the
@@ -10,46 +23,147 @@ than 2^-20 (about 1e-6) also tie: BM25 cannot tell such documents apart in any u
 
 from __future__ import annotations
 
+import math
+from array import array
 from collections.abc import Callable, Sequence
+from functools import reduce
+from operator import add
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from membench.scenario.text import tokens
 
 Tokenize = Callable[[str], list[str]]
 
+K1, B, EPSILON = 1.5, 0.75, 0.25  # BM25Okapi's defaults
+
+
+class TokenPool:
+    """Every document one analyzer has seen, tokenized once, as word-count postings.
+
+    Documents are keyed by their text (tokens depend on nothing else), so one pool serves
+    every store and day: a store's corpus on a day is a list of pool ids. Documents only
+    arrive; the arrays grow by appending.
+    """
+
+    def __init__(self, tokenize: Tokenize = tokens) -> None:
+        self.tokenize = tokenize
+        self.words: dict[str, int] = {}  # word -> id, in first-seen order
+        self._ids: dict[str, int] = {}  # document text -> pool id
+        self._starts = array("q", [0])  # document d's postings: _starts[d]:_starts[d + 1]
+        self._word_ids = array("i")  # each document's distinct words, first occurrence first
+        self._counts = array("i")
+        self._lengths = array("q")  # tokens per document
+
+    def add(self, text: str, corpus_tokens: Sequence[str] | None = None) -> int:
+        """The pool id of `text`, tokenizing it (or taking `corpus_tokens`) on first sight."""
+        known = self._ids.get(text)
+        if known is not None:
+            return known
+        frequencies: dict[str, int] = {}
+        words = self.tokenize(text) if corpus_tokens is None else corpus_tokens
+        for word in words:
+            frequencies[word] = frequencies.get(word, 0) + 1
+        ids = self.words
+        for word in frequencies:
+            if word not in ids:
+                ids[word] = len(ids)
+        self._word_ids.extend(ids[word] for word in frequencies)
+        self._counts.extend(frequencies.values())
+        self._starts.append(len(self._word_ids))
+        self._lengths.append(len(words))
+        pool_id = len(self._ids)
+        self._ids[text] = pool_id
+        return pool_id
+
+    def postings(self, documents: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(position in `documents`, word id, count) of every posting, documents in order."""
+        starts = np.frombuffer(self._starts, dtype=np.int64)
+        first, last = starts[documents], starts[documents + 1]
+        sizes = last - first
+        total = int(sizes.sum())
+        # Gather the postings of each listed document: first[d], first[d] + 1, ..., last[d] - 1.
+        offsets = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(total)
+        word_ids = np.frombuffer(self._word_ids, dtype=np.int32)[offsets]
+        counts = np.frombuffer(self._counts, dtype=np.int32)[offsets]
+        positions = np.repeat(np.arange(len(documents), dtype=np.int32), sizes)
+        return positions, word_ids, counts
+
+    def lengths(self, documents: np.ndarray) -> np.ndarray:
+        return np.frombuffer(self._lengths, dtype=np.int64)[documents]
+
 
 class Bm25Index:
-    """BM25 over a fixed list of documents; returns indices into that list.
+    """BM25Okapi over a list of documents (one store on one day); returns indices into it.
 
     Only documents scoring above zero are returned, and equal scores keep the
     earlier document first, so a query sharing no indexed word returns nothing.
     """
 
     def __init__(self, documents: Sequence[str], tokenize: Tokenize = tokens) -> None:
-        self._init([tokenize(document) for document in documents], tokenize)
+        pool = TokenPool(tokenize)
+        self._init(pool, [pool.add(document) for document in documents])
 
     @classmethod
     def from_tokens(cls, corpus: Sequence[Sequence[str]], tokenize: Tokenize = tokens) -> Bm25Index:
+        # Keyed by position: equal token lists may come from different texts.
+        pool = TokenPool(tokenize)
+        return cls.from_pool(pool, [pool.add(str(i), doc) for i, doc in enumerate(corpus)])
+
+    @classmethod
+    def from_pool(cls, pool: TokenPool, documents: Sequence[int]) -> Bm25Index:
+        """The index of these pool documents, in this order, with their own statistics."""
         index = cls.__new__(cls)
-        index._init([list(doc) for doc in corpus], tokenize)
+        index._init(pool, documents)
         return index
 
-    def _init(self, corpus: list[list[str]], tokenize: Tokenize) -> None:
-        self._tokenize = tokenize
-        self.size = len(corpus)
-        self.vocabulary = frozenset(word for doc in corpus for word in doc)
-        # rank-bm25 divides by the corpus size, so an empty corpus has no model.
-        self._model = BM25Okapi(corpus) if corpus else None
+    def _init(self, pool: TokenPool, documents: Sequence[int]) -> None:
+        self._pool = pool
+        self._tokenize = pool.tokenize
+        self.size = len(documents)
         self._scores: dict[str, np.ndarray] = {}  # several policies ask the same question
+        if not documents:  # rank-bm25 divides by the corpus size: an empty corpus has no model
+            self._word_ids = np.zeros(0, dtype=np.int32)
+            return
+        rows = np.asarray(documents, dtype=np.int64)
+        positions, word_ids, counts = pool.postings(rows)
+        doc_len = pool.lengths(rows)
+        avgdl = int(doc_len.sum()) / self.size
+        # rank-bm25's word order: first occurrence over the documents in order.
+        present, first = np.unique(word_ids, return_index=True)
+        in_order = present[np.argsort(first, kind="stable")]
+        df = np.bincount(word_ids, minlength=len(pool.words))
+        frequencies = df[in_order].tolist()
+        idf = [math.log(self.size - f + 0.5) - math.log(f + 0.5) for f in frequencies]
+        average_idf = reduce(add, idf, 0) / len(idf)  # left to right, as rank-bm25 sums
+        eps = EPSILON * average_idf
+        self._idf = dict(zip(in_order.tolist(), [eps if v < 0 else v for v in idf], strict=True))
+        # Postings grouped by word, each group in document order (a stable sort).
+        by_word = np.argsort(word_ids, kind="stable")
+        self._positions, self._counts = positions[by_word], counts[by_word].astype(np.int64)
+        self._word_starts = np.concatenate(([0], np.cumsum(df)))
+        self._word_ids = present
+        self._norm = K1 * (1 - B + B * doc_len / avgdl)  # rank-bm25's expression, as written
+
+    @property
+    def vocabulary(self) -> frozenset[str]:
+        names = list(self._pool.words)
+        return frozenset(names[i] for i in self._word_ids.tolist())
 
     def scores(self, query: str) -> np.ndarray:
-        if self._model is None:
+        if self.size == 0:
             return np.zeros(0)
         if query not in self._scores:
-            self._scores[query] = np.asarray(self._model.get_scores(self._tokenize(query)),
-                                             dtype=float)
+            score = np.zeros(self.size)
+            for word in self._tokenize(query):
+                word_id = self._pool.words.get(word)
+                idf = self._idf.get(word_id) if word_id is not None else None
+                if idf is None:
+                    continue  # rank-bm25 adds 0.0 to every document
+                start, end = self._word_starts[word_id], self._word_starts[word_id + 1]
+                at, f = self._positions[start:end], self._counts[start:end]
+                score[at] += idf * (f * (K1 + 1) / (f + self._norm[at]))
+            self._scores[query] = score
         return self._scores[query]
 
     def top_k(self, query: str, k: int) -> list[int]:
