@@ -11,6 +11,7 @@ import re
 from binascii import Error as BinasciiError
 from binascii import a2b_base64
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import tiktoken
 
@@ -23,7 +24,6 @@ O200K_SPECIAL_TOKENS = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 
 
 COUNT_THREADS = 2
-COUNT_BATCH = 4096  # segments per tiktoken call: bounds the token lists held at once
 
 # A point right after a newline where the next character is neither whitespace nor "/":
 # no o200k_base pre-token crosses it (a newline run ends a pre-token unless whitespace
@@ -81,16 +81,25 @@ class TokenCounter:
     def count(self, text: str) -> int:
         return self.count_all([text])[0]
 
+    def _encoded_lengths(self, pieces: Sequence[str]) -> list[int]:
+        encode = self.encoding.encode_ordinary
+        return [len(encode(piece)) for piece in pieces]
+
     def count_all(self, texts: Sequence[str]) -> list[int]:
         """Counts of many texts; uncached pieces are encoded in parallel threads (tiktoken
-        releases the GIL), in batches, then remembered."""
+        releases the GIL), then remembered; only lengths are kept, never token lists."""
         pieces = {text: CLEAN_CUT.split(text) for text in dict.fromkeys(texts)}
         todo = list(dict.fromkeys(p for split in pieces.values() for p in split
                                   if p not in self._known))
-        for start in range(0, len(todo), COUNT_BATCH):
-            batch = todo[start:start + COUNT_BATCH]
-            encoded = self.encoding.encode_ordinary_batch(batch, num_threads=COUNT_THREADS)
-            self._known.update((p, len(e)) for p, e in zip(batch, encoded, strict=True))
+        if todo:
+            # One task per thread, each encoding its share in turn: pieces are short, and
+            # a task per piece would cost more in the executor than in tiktoken.
+            share = -(-len(todo) // COUNT_THREADS)
+            parts = [todo[i:i + share] for i in range(0, len(todo), share)]
+            with ThreadPoolExecutor(COUNT_THREADS) as pool:
+                for part, counts in zip(parts, pool.map(self._encoded_lengths, parts),
+                                        strict=True):
+                    self._known.update(zip(part, counts, strict=True))
         known = self._known
         totals = {text: sum(known[p] for p in split) for text, split in pieces.items()}
         return [totals[t] for t in texts]

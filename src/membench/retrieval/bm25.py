@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import reduce
 from operator import add
@@ -43,7 +44,8 @@ class TokenPool:
 
     Documents are keyed by their text (tokens depend on nothing else), so one pool serves
     every store and day: a store's corpus on a day is a list of pool ids. Documents only
-    arrive; the arrays grow by appending.
+    arrive: the postings grow by appending, and the word-to-document lists are extended
+    with each new batch of documents (sorted once), never rebuilt.
     """
 
     def __init__(self, tokenize: Tokenize = tokens) -> None:
@@ -54,21 +56,23 @@ class TokenPool:
         self._word_ids = array("i")  # each document's distinct words, first occurrence first
         self._counts = array("i")
         self._lengths = array("q")  # tokens per document
+        # Word -> documents lists, one block per batch of arrivals:
+        # (sorted distinct words, their bounds, documents, counts).
+        self._blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._inverted = 0  # documents already in a block
+
+    def __len__(self) -> int:
+        return len(self._lengths)
 
     def add(self, text: str, corpus_tokens: Sequence[str] | None = None) -> int:
         """The pool id of `text`, tokenizing it (or taking `corpus_tokens`) on first sight."""
         known = self._ids.get(text)
         if known is not None:
             return known
-        frequencies: dict[str, int] = {}
         words = self.tokenize(text) if corpus_tokens is None else corpus_tokens
-        for word in words:
-            frequencies[word] = frequencies.get(word, 0) + 1
+        frequencies = Counter(words)  # first occurrence first, as rank-bm25 counts
         ids = self.words
-        for word in frequencies:
-            if word not in ids:
-                ids[word] = len(ids)
-        self._word_ids.extend(ids[word] for word in frequencies)
+        self._word_ids.extend([ids.setdefault(word, len(ids)) for word in frequencies])
         self._counts.extend(frequencies.values())
         self._starts.append(len(self._word_ids))
         self._lengths.append(len(words))
@@ -76,21 +80,47 @@ class TokenPool:
         self._ids[text] = pool_id
         return pool_id
 
-    def postings(self, documents: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(position in `documents`, word id, count) of every posting, documents in order."""
+    def postings(self, documents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(word id, count) of every posting of the listed documents, in their order."""
         starts = np.frombuffer(self._starts, dtype=np.int64)
         first, last = starts[documents], starts[documents + 1]
         sizes = last - first
-        total = int(sizes.sum())
-        # Gather the postings of each listed document: first[d], first[d] + 1, ..., last[d] - 1.
-        offsets = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(total)
+        # The postings of each listed document: first[d], first[d] + 1, ..., last[d] - 1.
+        offsets = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
         word_ids = np.frombuffer(self._word_ids, dtype=np.int32)[offsets]
-        counts = np.frombuffer(self._counts, dtype=np.int32)[offsets]
-        positions = np.repeat(np.arange(len(documents), dtype=np.int32), sizes)
-        return positions, word_ids, counts
+        return word_ids, np.frombuffer(self._counts, dtype=np.int32)[offsets]
 
     def lengths(self, documents: np.ndarray) -> np.ndarray:
         return np.frombuffer(self._lengths, dtype=np.int64)[documents]
+
+    def documents_with(self, word_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """(pool ids, counts) of every document holding the word, in arrival order."""
+        self._invert_arrivals()
+        found = []
+        for words, bounds, documents, counts in self._blocks:
+            i = int(np.searchsorted(words, word_id))
+            if i < len(words) and words[i] == word_id:
+                found.append((documents[bounds[i]:bounds[i + 1]], counts[bounds[i]:bounds[i + 1]]))
+        if not found:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
+        return np.concatenate([d for d, _ in found]), np.concatenate([c for _, c in found])
+
+    def _invert_arrivals(self) -> None:
+        size = len(self)
+        if self._inverted == size:
+            return
+        starts = np.frombuffer(self._starts, dtype=np.int64)
+        low, high = int(starts[self._inverted]), int(starts[size])
+        word_ids = np.frombuffer(self._word_ids, dtype=np.int32)[low:high]
+        documents = np.repeat(np.arange(self._inverted, size, dtype=np.int32),
+                              np.diff(starts[self._inverted:size + 1]))
+        by_word = np.argsort(word_ids, kind="stable")  # each word's documents stay in order
+        grouped = word_ids[by_word]
+        edges = np.flatnonzero(np.diff(grouped)) + 1
+        bounds = np.concatenate(([0], edges, [len(grouped)]))
+        self._blocks.append((grouped[bounds[:-1]], bounds, documents[by_word],
+                             np.frombuffer(self._counts, dtype=np.int32)[low:high][by_word]))
+        self._inverted = size
 
 
 class Bm25Index:
@@ -122,33 +152,43 @@ class Bm25Index:
         self._tokenize = pool.tokenize
         self.size = len(documents)
         self._scores: dict[str, np.ndarray] = {}  # several policies ask the same question
+        self._postings: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         if not documents:  # rank-bm25 divides by the corpus size: an empty corpus has no model
-            self._word_ids = np.zeros(0, dtype=np.int32)
+            self._present = np.zeros(0, dtype=np.int64)
             return
         rows = np.asarray(documents, dtype=np.int64)
-        positions, word_ids, counts = pool.postings(rows)
+        word_ids, _ = pool.postings(rows)
         doc_len = pool.lengths(rows)
         avgdl = int(doc_len.sum()) / self.size
         # rank-bm25's word order: first occurrence over the documents in order.
-        present, first = np.unique(word_ids, return_index=True)
-        in_order = present[np.argsort(first, kind="stable")]
+        first = np.full(len(pool.words), len(word_ids), dtype=np.int64)
+        np.minimum.at(first, word_ids, np.arange(len(word_ids)))
+        self._present = np.flatnonzero(first < len(word_ids))
+        in_order = self._present[np.argsort(first[self._present], kind="stable")]
         df = np.bincount(word_ids, minlength=len(pool.words))
-        frequencies = df[in_order].tolist()
-        idf = [math.log(self.size - f + 0.5) - math.log(f + 0.5) for f in frequencies]
+        idf = [math.log(self.size - f + 0.5) - math.log(f + 0.5) for f in df[in_order].tolist()]
         average_idf = reduce(add, idf, 0) / len(idf)  # left to right, as rank-bm25 sums
         eps = EPSILON * average_idf
-        self._idf = dict(zip(in_order.tolist(), [eps if v < 0 else v for v in idf], strict=True))
-        # Postings grouped by word, each group in document order (a stable sort).
-        by_word = np.argsort(word_ids, kind="stable")
-        self._positions, self._counts = positions[by_word], counts[by_word].astype(np.int64)
-        self._word_starts = np.concatenate(([0], np.cumsum(df)))
-        self._word_ids = present
+        self._idf = np.full(len(pool.words), np.nan)
+        self._idf[in_order] = [eps if v < 0 else v for v in idf]
+        self._position = np.full(len(pool), -1, dtype=np.int64)  # pool id -> position here
+        self._position[rows] = np.arange(self.size)
         self._norm = K1 * (1 - B + B * doc_len / avgdl)  # rank-bm25's expression, as written
 
     @property
     def vocabulary(self) -> frozenset[str]:
         names = list(self._pool.words)
-        return frozenset(names[i] for i in self._word_ids.tolist())
+        return frozenset(names[i] for i in self._present.tolist())
+
+    def _holding(self, word_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """(position, count) of each document here holding the word."""
+        if word_id not in self._postings:
+            documents, counts = self._pool.documents_with(word_id)
+            documents = documents[documents < len(self._position)]  # arrived later
+            at = self._position[documents]
+            kept = at >= 0
+            self._postings[word_id] = at[kept], counts[: len(documents)][kept].astype(np.int64)
+        return self._postings[word_id]
 
     def scores(self, query: str) -> np.ndarray:
         if self.size == 0:
@@ -157,11 +197,10 @@ class Bm25Index:
             score = np.zeros(self.size)
             for word in self._tokenize(query):
                 word_id = self._pool.words.get(word)
-                idf = self._idf.get(word_id) if word_id is not None else None
-                if idf is None:
+                if word_id is None or word_id >= len(self._idf) or np.isnan(self._idf[word_id]):
                     continue  # rank-bm25 adds 0.0 to every document
-                start, end = self._word_starts[word_id], self._word_starts[word_id + 1]
-                at, f = self._positions[start:end], self._counts[start:end]
+                idf = float(self._idf[word_id])
+                at, f = self._holding(word_id)
                 score[at] += idf * (f * (K1 + 1) / (f + self._norm[at]))
             self._scores[query] = score
         return self._scores[query]
