@@ -25,14 +25,14 @@ O200K_SPECIAL_TOKENS = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 
 COUNT_THREADS = 2
 
-# A point right after a newline where the next character is neither whitespace nor "/":
-# no o200k_base pre-token crosses it (a newline run ends a pre-token unless whitespace
-# follows, and punctuation's trailing `[\r\n/]*` stops at any other character), and no
-# pre-token before it looks past it. Pre-tokens are encoded independently, so a text's
-# count is the sum of its pieces' counts when cut there. Python's \s covers every Unicode
-# White_Space character, so the cut is never made where the pattern's \s would continue.
-CLEAN_CUT = re.compile(r"(?<=\n)(?![\s/])")
-
+# A newline followed by a character that is neither whitespace nor "/": no o200k_base
+# pre-token crosses the point right after it (a newline run ends a pre-token unless
+# whitespace follows, and punctuation's trailing `[\r\n/]*` stops at any other
+# character), and no pre-token before it looks past it. Pre-tokens are encoded
+# independently, so a text's count is the sum of its pieces' counts when cut there (each
+# piece keeping its newline). Python's \s covers every Unicode White_Space character, so
+# no cut is made where the pattern's \s would continue.
+CLEAN_CUT = re.compile(r"\n(?=[^\s/])")
 
 class VocabularyError(ValueError):
     """The vocabulary bytes are not the o200k_base file the bench is defined on."""
@@ -87,19 +87,26 @@ class TokenCounter:
 
     def count_all(self, texts: Sequence[str]) -> list[int]:
         """Counts of many texts; uncached pieces are encoded in parallel threads (tiktoken
-        releases the GIL), then remembered; only lengths are kept, never token lists."""
-        pieces = {text: CLEAN_CUT.split(text) for text in dict.fromkeys(texts)}
-        todo = list(dict.fromkeys(p for split in pieces.values() for p in split
-                                  if p not in self._known))
-        if todo:
-            # One task per thread, each encoding its share in turn: pieces are short, and
-            # a task per piece would cost more in the executor than in tiktoken.
-            share = -(-len(todo) // COUNT_THREADS)
-            parts = [todo[i:i + share] for i in range(0, len(todo), share)]
-            with ThreadPoolExecutor(COUNT_THREADS) as pool:
+        releases the GIL), then remembered; only lengths are kept, never token lists.
+        Texts are cut one at a time, so only one text's pieces exist at once."""
+        known = self._known
+        totals: dict[str, int] = {}
+        with ThreadPoolExecutor(COUNT_THREADS) as pool:
+            for text in dict.fromkeys(texts):
+                pieces = _pieces(text)
+                todo = list(dict.fromkeys(p for p in pieces if p not in known))
+                # One task per thread, each encoding its share in turn: pieces are short,
+                # and a task per piece would cost more in the executor than in tiktoken.
+                share = max(1, -(-len(todo) // COUNT_THREADS))
+                parts = [todo[i:i + share] for i in range(0, len(todo), share)]
                 for part, counts in zip(parts, pool.map(self._encoded_lengths, parts),
                                         strict=True):
-                    self._known.update(zip(part, counts, strict=True))
-        known = self._known
-        totals = {text: sum(known[p] for p in split) for text, split in pieces.items()}
+                    known.update(zip(part, counts, strict=True))
+                totals[text] = sum(known[p] for p in pieces)
         return [totals[t] for t in texts]
+
+
+def _pieces(text: str) -> list[str]:
+    """The text cut after each CLEAN_CUT newline, every piece keeping its own newline."""
+    pieces = CLEAN_CUT.split(text)
+    return [piece + "\n" for piece in pieces[:-1]] + pieces[-1:]

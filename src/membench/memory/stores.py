@@ -31,6 +31,7 @@ class Memory:
         self._indexes = indexes
         self._documents: dict[str, tuple[Document, ...]] = {}
         self._texts: dict[str, str] = {}
+        self._lines: dict[str, tuple[str, ...]] = {}
 
     @cached_property
     def _extracted(self) -> dict[int, str]:
@@ -43,7 +44,9 @@ class Memory:
         return list(self._documents[store])
 
     def lines(self, store: str) -> list[str]:
-        return [document.text for document in self.documents(store)]
+        if store not in self._lines:
+            self._lines[store] = tuple(document.text for document in self.documents(store))
+        return list(self._lines[store])
 
     def text(self, store: str) -> str:
         """The store's lines joined by newlines, built once per day (one string, shared)."""
