@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from bench_digest import outcome_digest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
 from membench.commands.common import read_params
@@ -25,7 +27,7 @@ from membench.io.corpus import read_corpus
 from membench.io.scenario_file import read_scenario_spec
 from membench.memory.policies import build_policies, searches, without_embeddings
 from membench.memory.stores import Memory
-from membench.retrieval.bm25 import on_score_grid
+from membench.retrieval.bm25 import Bm25Index, TokenPool, on_score_grid
 from membench.retrieval.retrievers import ANALYZERS, IndexCache
 from membench.scenario.build import build_scenario
 
@@ -83,3 +85,56 @@ def test_bm25_scores_equal_rank_bm25_on_every_probe(sessions, corpus):
 def test_outcomes_identical_to_before(sessions):
     run = run_in_memory(_params(sessions), root=ROOT)
     assert outcome_digest(run.result) == BEFORE[sessions]
+
+
+_WORDS = ["node", "version", "20", "24", "runs", "services", "run", "the", "a", "on", "x"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_WORDS), max_size=8).map(" ".join), min_size=1,
+                max_size=12),
+       st.lists(st.integers(0, 11), max_size=12), st.lists(st.sampled_from(_WORDS), max_size=5))
+def test_pooled_views_equal_rank_bm25(texts, picks, query):
+    """Any selection of pooled documents, in any order, repeats included, scored with its
+    own statistics while the pool also holds documents outside it and later arrivals."""
+    pool = TokenPool()
+    ids = [pool.add(t) for t in texts]
+    chosen = [ids[i % len(ids)] for i in picks] or ids
+    corpus = [pool.tokenize(texts[ids.index(i)]) for i in chosen]
+    if not any(corpus):  # rank-bm25 cannot average over no words (nor can the index)
+        return
+    index = Bm25Index.from_pool(pool, chosen)
+    pool.add("later arrival node node version")
+    words = list(pool.words)
+    question = " ".join(query)
+    assert index.scores(question).tobytes() == BM25Okapi(corpus).get_scores(
+        pool.tokenize(question)).tobytes()
+    assert index.vocabulary == frozenset(w for doc in corpus for w in doc) <= set(words)
+
+
+def test_a_document_is_tokenized_once_across_days_and_stores():
+    calls = []
+
+    def counting(text):
+        calls.append(text)
+        return text.split()
+
+    pool = TokenPool(counting)
+    day1 = [pool.add(t) for t in ["a b", "b c"]]
+    day2 = [pool.add(t) for t in ["a b", "b c", "c d"]]
+    other_store = [pool.add(t) for t in ["c d", "a b"]]
+    assert calls == ["a b", "b c", "c d"]
+    assert [Bm25Index.from_pool(pool, ids).size for ids in (day1, day2, other_store)] == [2, 3, 2]
+
+
+def test_index_cache_keeps_only_the_current_days_views(corpus):
+    p = _params(30)
+    scenario = build_scenario(read_scenario_spec(ROOT / p.scenario.file), corpus.files,
+                              p.scenario.shape())
+    records = EXTRACTORS[p.extractor](scenario)
+    indexes = IndexCache()
+    for day in scenario.probe_days:
+        memory = Memory(scenario, records, day, indexes)
+        memory.search("transcript", "bm25", "Which Node version?", 3)
+        assert {key[1] for key in indexes._bm25} == {day}
+    assert len(indexes.pool("plain")) == len(scenario.exchanges_through(max(scenario.probe_days)))

@@ -171,8 +171,9 @@ class Bm25Index:
         eps = EPSILON * average_idf
         self._idf = np.full(len(pool.words), np.nan)
         self._idf[in_order] = [eps if v < 0 else v for v in idf]
-        self._position = np.full(len(pool), -1, dtype=np.int64)  # pool id -> position here
-        self._position[rows] = np.arange(self.size)
+        # Pool id -> positions here (a text may be listed twice): sorted, to search.
+        self._by_pool_id = np.argsort(rows, kind="stable")
+        self._sorted_rows = rows[self._by_pool_id]
         self._norm = K1 * (1 - B + B * doc_len / avgdl)  # rank-bm25's expression, as written
 
     @property
@@ -184,10 +185,13 @@ class Bm25Index:
         """(position, count) of each document here holding the word."""
         if word_id not in self._postings:
             documents, counts = self._pool.documents_with(word_id)
-            documents = documents[documents < len(self._position)]  # arrived later
-            at = self._position[documents]
-            kept = at >= 0
-            self._postings[word_id] = at[kept], counts[: len(documents)][kept].astype(np.int64)
+            low = np.searchsorted(self._sorted_rows, documents, side="left")
+            listed = np.searchsorted(self._sorted_rows, documents, side="right") - low
+            total = int(listed.sum())
+            # Each pool document's positions here: low[i], low[i] + 1, ... (listed[i] of them).
+            starts = np.repeat(low - (np.cumsum(listed) - listed), listed)
+            at = self._by_pool_id[starts + np.arange(total)]
+            self._postings[word_id] = at, np.repeat(counts, listed).astype(np.int64)
         return self._postings[word_id]
 
     def scores(self, query: str) -> np.ndarray:
