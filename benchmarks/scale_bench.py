@@ -3,7 +3,7 @@
 Not a test: machines here are shared and noisy, so compare sizes within one run (the
 issue's budget is a ratio: 3,000 sessions at most 11x the time of 300, and at most 2 GB).
 
-  python benchmarks/scale_bench.py [--sessions 30 300 3000] [--audit] [--write FILE]
+  python benchmarks/scale_bench.py [--sessions 30 300 3000] [--audit] [--write FILE ...]
 
 Each size runs in a fresh interpreter: the default params with `scenario.sessions` set
 and the probe days stretched as the facts are (10/30, 20/30 and 30/30 of the sessions),
@@ -11,7 +11,7 @@ the policies that need no embeddings (what `membench bench` runs), stage by stag
 `membench.commands.inmemory.run_in_memory` does. A stage's peak is the largest resident
 set while it ran (Linux: the high-water mark is reset before each stage through
 /proc/self/clear_refs, and read from VmHWM after it); "process peak" is the whole run's.
---write replaces the block between the scale-bench markers in FILE with the table.
+--write replaces the block between the scale-bench markers in each FILE with the table.
 """
 
 from __future__ import annotations
@@ -142,7 +142,8 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, nargs="+", default=[30, 300, 3000])
     parser.add_argument("--audit", action="store_true",
                         help="also time the deletion audit (the policies stage runs it)")
-    parser.add_argument("--write", type=Path, help="markdown file with a scale-bench block")
+    parser.add_argument("--write", type=Path, nargs="+", default=[],
+                        help="markdown files with a scale-bench block to fill")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -155,8 +156,8 @@ def main() -> None:
               + ", ".join(f"{n:,}: {results[n]['process']['probe_days']}" for n in sorted(results)))
     text = "\n".join([header, "", table(results), "", *verdict(results)])
     print(text)
-    if args.write:
-        write(args.write, text)
+    for path in args.write:
+        write(path, text)
 
 
 if __name__ == "__main__":
