@@ -1,6 +1,8 @@
 import gzip
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 
 from membench.io.vocabulary import load_token_counter, packaged_vocabulary_path, read_vocabulary
@@ -79,3 +81,28 @@ def test_cached_counts_equal_fresh_counts(counter, default_run):
     for context, counted in contexts.items():
         assert counted == len(fresh.encode_ordinary(context))
         assert counter.count(context) == counted  # second, cached lookup
+
+
+# Pieces around a joining newline that could let an o200k_base pre-token cross it:
+# whitespace of every kind (Unicode included), "/" after punctuation, contractions.
+_TRICKY = ["\n", "\n", "\n\n", " ", "  ", "\t", "\r", "\r\n", "/", "//", "[", "]", "'s",
+           "'LL", "a", "Ab", "x1", "123", "45678", ".", "):", "é", "\u00a0", "\u2028",
+           "\x85", "\x1c", "\u3000", "\v", "\f", "#", "日本", "🙂", "def f():", "    return"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_TRICKY), max_size=30).map("".join), max_size=6))
+def test_counts_cut_at_newlines_equal_whole_text_counts(counter, texts):
+    """Counts summed from cached pieces equal tiktoken's count of the whole text."""
+    joined = "\n".join(texts)
+    assert counter.count_all([joined, *texts]) == [
+        len(counter.encoding.encode_ordinary(t)) for t in [joined, *texts]]
+
+
+def test_a_grown_text_encodes_only_its_new_pieces(counter):
+    lines = [f"[day {d}] user: line {d} / assistant: ok." for d in range(1, 200)]
+    counter.count_all(["\n".join(lines[:100])])
+    known = len(counter._known)
+    assert counter.count_all(["\n".join(lines)]) == [
+        len(counter.encoding.encode_ordinary("\n".join(lines)))]
+    assert len(counter._known) - known <= 100

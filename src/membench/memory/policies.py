@@ -28,10 +28,11 @@ class PolicySettings:
 class Injection:
     lines: tuple[str, ...]
     retrieved: tuple[int, ...] | None = None  # exchange indices, for retrieval policies
+    joined: str | None = None  # the lines joined, when already built (a whole store's text)
 
     @property
     def context(self) -> str:
-        return "\n".join(self.lines)
+        return "\n".join(self.lines) if self.joined is None else self.joined
 
 
 class Policy(ABC):
@@ -58,7 +59,8 @@ def register_policy(*, order: float) -> Callable[[PolicyFactory], PolicyFactory]
 
 
 def _all(memory: Memory, store: str) -> Injection:
-    return Injection(tuple(memory.lines(store)))
+    """The whole store; every probe of the day shares one joined text."""
+    return Injection(tuple(memory.lines(store)), joined=memory.text(store))
 
 
 def _retrieved(documents: list[Document], prefix: tuple[str, ...] = ()) -> Injection:

@@ -30,6 +30,8 @@ class Memory:
         self.records = records_through(records, day)
         self._indexes = indexes
         self._documents: dict[str, tuple[Document, ...]] = {}
+        self._texts: dict[str, str] = {}
+        self._lines: dict[str, tuple[str, ...]] = {}
 
     @cached_property
     def _extracted(self) -> dict[int, str]:
@@ -42,7 +44,15 @@ class Memory:
         return list(self._documents[store])
 
     def lines(self, store: str) -> list[str]:
-        return [document.text for document in self.documents(store)]
+        if store not in self._lines:
+            self._lines[store] = tuple(document.text for document in self.documents(store))
+        return list(self._lines[store])
+
+    def text(self, store: str) -> str:
+        """The store's lines joined by newlines, built once per day (one string, shared)."""
+        if store not in self._texts:
+            self._texts[store] = "\n".join(self.lines(store))
+        return self._texts[store]
 
     def search(self, store: str, retriever: str, question: str, k: int) -> list[Document]:
         """The named retriever's top k over the store (see membench.retrieval.retrievers)."""

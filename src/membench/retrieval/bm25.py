@@ -1,4 +1,17 @@
-"""Lexical retrieval: rank-bm25's BM25Okapi with its default parameters.
+"""Lexical retrieval: rank-bm25's BM25Okapi with its default parameters, computed sparsely.
+
+rank-bm25 is the reference (tests compare every probe's scores with it bit for bit); this
+module computes the same floats from a term-to-document table, so a probe costs the
+postings of its words instead of a Python loop over every document, and a document is
+tokenized once however many days and stores hold it (a TokenPool per analyzer).
+
+Same floats, not merely close ones: BM25Okapi's score of a document is, for each query
+token in query order, `score += idf * (f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl)))`,
+each step one IEEE operation on float64 in numpy. A document without the word adds
+exactly 0.0, so adding only the documents that hold it, with the same operations in the
+same order, gives the same bits. The idf floor (epsilon times the mean idf) needs the
+sum of every word's idf in rank-bm25's order (first occurrence in the corpus, each
+document's words in their first-occurrence order), which `Bm25Index` reproduces.
 
 Ranking is by score rounded to a grid of 2^-20, then by document position (earlier
 first). rank-bm25's arithmetic is IEEE-exact except its idf, which goes through the
@@ -10,46 +23,190 @@ than 2^-20 (about 1e-6) also tie: BM25 cannot tell such documents apart in any u
 
 from __future__ import annotations
 
+import math
+from array import array
+from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import reduce
+from operator import add
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from membench.scenario.text import tokens
 
 Tokenize = Callable[[str], list[str]]
 
+K1, B, EPSILON = 1.5, 0.75, 0.25  # BM25Okapi's defaults
+
+
+class TokenPool:
+    """Every document one analyzer has seen, tokenized once, as word-count postings.
+
+    Documents are keyed by their text (tokens depend on nothing else), so one pool serves
+    every store and day: a store's corpus on a day is a list of pool ids. Documents only
+    arrive: the postings grow by appending, and the word-to-document lists are extended
+    with each new batch of documents (sorted once), never rebuilt.
+    """
+
+    def __init__(self, tokenize: Tokenize = tokens) -> None:
+        self.tokenize = tokenize
+        self.words: dict[str, int] = {}  # word -> id, in first-seen order
+        self._ids: dict[str, int] = {}  # document text -> pool id
+        self._starts = array("q", [0])  # document d's postings: _starts[d]:_starts[d + 1]
+        self._word_ids = array("i")  # each document's distinct words, first occurrence first
+        self._counts = array("i")
+        self._lengths = array("q")  # tokens per document
+        # Word -> documents lists, one block per batch of arrivals:
+        # (sorted distinct words, their bounds, documents, counts).
+        self._blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._inverted = 0  # documents already in a block
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    def add(self, text: str, corpus_tokens: Sequence[str] | None = None) -> int:
+        """The pool id of `text`, tokenizing it (or taking `corpus_tokens`) on first sight."""
+        known = self._ids.get(text)
+        if known is not None:
+            return known
+        words = self.tokenize(text) if corpus_tokens is None else corpus_tokens
+        frequencies = Counter(words)  # first occurrence first, as rank-bm25 counts
+        ids = self.words
+        self._word_ids.extend([ids.setdefault(word, len(ids)) for word in frequencies])
+        self._counts.extend(frequencies.values())
+        self._starts.append(len(self._word_ids))
+        self._lengths.append(len(words))
+        pool_id = len(self._ids)
+        self._ids[text] = pool_id
+        return pool_id
+
+    def postings(self, documents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(word id, count) of every posting of the listed documents, in their order."""
+        starts = np.frombuffer(self._starts, dtype=np.int64)
+        first, last = starts[documents], starts[documents + 1]
+        sizes = last - first
+        # The postings of each listed document: first[d], first[d] + 1, ..., last[d] - 1.
+        offsets = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
+        word_ids = np.frombuffer(self._word_ids, dtype=np.int32)[offsets]
+        return word_ids, np.frombuffer(self._counts, dtype=np.int32)[offsets]
+
+    def lengths(self, documents: np.ndarray) -> np.ndarray:
+        return np.frombuffer(self._lengths, dtype=np.int64)[documents]
+
+    def documents_with(self, word_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """(pool ids, counts) of every document holding the word, in arrival order."""
+        self._invert_arrivals()
+        found = []
+        for words, bounds, documents, counts in self._blocks:
+            i = int(np.searchsorted(words, word_id))
+            if i < len(words) and words[i] == word_id:
+                found.append((documents[bounds[i]:bounds[i + 1]], counts[bounds[i]:bounds[i + 1]]))
+        if not found:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
+        return np.concatenate([d for d, _ in found]), np.concatenate([c for _, c in found])
+
+    def _invert_arrivals(self) -> None:
+        size = len(self)
+        if self._inverted == size:
+            return
+        starts = np.frombuffer(self._starts, dtype=np.int64)
+        low, high = int(starts[self._inverted]), int(starts[size])
+        word_ids = np.frombuffer(self._word_ids, dtype=np.int32)[low:high]
+        documents = np.repeat(np.arange(self._inverted, size, dtype=np.int32),
+                              np.diff(starts[self._inverted:size + 1]))
+        by_word = np.argsort(word_ids, kind="stable")  # each word's documents stay in order
+        grouped = word_ids[by_word]
+        edges = np.flatnonzero(np.diff(grouped)) + 1
+        bounds = np.concatenate(([0], edges, [len(grouped)]))
+        self._blocks.append((grouped[bounds[:-1]], bounds, documents[by_word],
+                             np.frombuffer(self._counts, dtype=np.int32)[low:high][by_word]))
+        self._inverted = size
+
 
 class Bm25Index:
-    """BM25 over a fixed list of documents; returns indices into that list.
+    """BM25Okapi over a list of documents (one store on one day); returns indices into it.
 
     Only documents scoring above zero are returned, and equal scores keep the
     earlier document first, so a query sharing no indexed word returns nothing.
     """
 
     def __init__(self, documents: Sequence[str], tokenize: Tokenize = tokens) -> None:
-        self._init([tokenize(document) for document in documents], tokenize)
+        pool = TokenPool(tokenize)
+        self._init(pool, [pool.add(document) for document in documents])
 
     @classmethod
     def from_tokens(cls, corpus: Sequence[Sequence[str]], tokenize: Tokenize = tokens) -> Bm25Index:
+        # Keyed by position: equal token lists may come from different texts.
+        pool = TokenPool(tokenize)
+        return cls.from_pool(pool, [pool.add(str(i), doc) for i, doc in enumerate(corpus)])
+
+    @classmethod
+    def from_pool(cls, pool: TokenPool, documents: Sequence[int]) -> Bm25Index:
+        """The index of these pool documents, in this order, with their own statistics."""
         index = cls.__new__(cls)
-        index._init([list(doc) for doc in corpus], tokenize)
+        index._init(pool, documents)
         return index
 
-    def _init(self, corpus: list[list[str]], tokenize: Tokenize) -> None:
-        self._tokenize = tokenize
-        self.size = len(corpus)
-        self.vocabulary = frozenset(word for doc in corpus for word in doc)
-        # rank-bm25 divides by the corpus size, so an empty corpus has no model.
-        self._model = BM25Okapi(corpus) if corpus else None
+    def _init(self, pool: TokenPool, documents: Sequence[int]) -> None:
+        self._pool = pool
+        self._tokenize = pool.tokenize
+        self.size = len(documents)
         self._scores: dict[str, np.ndarray] = {}  # several policies ask the same question
+        self._postings: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        if not documents:  # rank-bm25 divides by the corpus size: an empty corpus has no model
+            self._present = np.zeros(0, dtype=np.int64)
+            return
+        rows = np.asarray(documents, dtype=np.int64)
+        word_ids, _ = pool.postings(rows)
+        doc_len = pool.lengths(rows)
+        avgdl = int(doc_len.sum()) / self.size
+        # rank-bm25's word order: first occurrence over the documents in order.
+        first = np.full(len(pool.words), len(word_ids), dtype=np.int64)
+        np.minimum.at(first, word_ids, np.arange(len(word_ids)))
+        self._present = np.flatnonzero(first < len(word_ids))
+        in_order = self._present[np.argsort(first[self._present], kind="stable")]
+        df = np.bincount(word_ids, minlength=len(pool.words))
+        idf = [math.log(self.size - f + 0.5) - math.log(f + 0.5) for f in df[in_order].tolist()]
+        average_idf = reduce(add, idf, 0) / len(idf)  # left to right, as rank-bm25 sums
+        eps = EPSILON * average_idf
+        self._idf = np.full(len(pool.words), np.nan)
+        self._idf[in_order] = [eps if v < 0 else v for v in idf]
+        # Pool id -> positions here (a text may be listed twice): sorted, to search.
+        self._by_pool_id = np.argsort(rows, kind="stable")
+        self._sorted_rows = rows[self._by_pool_id]
+        self._norm = K1 * (1 - B + B * doc_len / avgdl)  # rank-bm25's expression, as written
+
+    @property
+    def vocabulary(self) -> frozenset[str]:
+        names = list(self._pool.words)
+        return frozenset(names[i] for i in self._present.tolist())
+
+    def _holding(self, word_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """(position, count) of each document here holding the word."""
+        if word_id not in self._postings:
+            documents, counts = self._pool.documents_with(word_id)
+            low = np.searchsorted(self._sorted_rows, documents, side="left")
+            listed = np.searchsorted(self._sorted_rows, documents, side="right") - low
+            total = int(listed.sum())
+            # Each pool document's positions here: low[i], low[i] + 1, ... (listed[i] of them).
+            starts = np.repeat(low - (np.cumsum(listed) - listed), listed)
+            at = self._by_pool_id[starts + np.arange(total)]
+            self._postings[word_id] = at, np.repeat(counts, listed).astype(np.int64)
+        return self._postings[word_id]
 
     def scores(self, query: str) -> np.ndarray:
-        if self._model is None:
+        if self.size == 0:
             return np.zeros(0)
         if query not in self._scores:
-            self._scores[query] = np.asarray(self._model.get_scores(self._tokenize(query)),
-                                             dtype=float)
+            score = np.zeros(self.size)
+            for word in self._tokenize(query):
+                word_id = self._pool.words.get(word)
+                if word_id is None or word_id >= len(self._idf) or np.isnan(self._idf[word_id]):
+                    continue  # rank-bm25 adds 0.0 to every document
+                idf = float(self._idf[word_id])
+                at, f = self._holding(word_id)
+                score[at] += idf * (f * (K1 + 1) / (f + self._norm[at]))
+            self._scores[query] = score
         return self._scores[query]
 
     def top_k(self, query: str, k: int) -> list[int]:

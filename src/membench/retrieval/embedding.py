@@ -204,13 +204,16 @@ def unit_vectors(
 
     # Parallel over batches, one BLAS thread each: OpenBLAS's own threads on these small
     # matrices spend more time waiting than computing, far worse on a busy machine.
+    # The bar counts tokens, not texts: batches run longest first, and a text's cost is
+    # about linear in its tokens, so the ETA holds from the first batch on.
     with (
-        tqdm(total=len(texts), desc="embedding", unit="text", disable=not progress) as bar,
+        tqdm(total=sum(map(len, token_ids)), desc="embedding", unit="token", unit_scale=True,
+             disable=not progress) as bar,
         threadpool_limits(limits=1, user_api="blas"),
         ThreadPoolExecutor(threads) as pool,
     ):
         for batch in pool.map(encode, batches):
-            bar.update(len(batch))
+            bar.update(sum(len(token_ids[i]) for i in batch))
     return output
 
 

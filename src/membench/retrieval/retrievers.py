@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from membench.registry import Registry
-from membench.retrieval.bm25 import Bm25Index
+from membench.retrieval.bm25 import Bm25Index, TokenPool
 from membench.retrieval.dense import DenseIndex, reciprocal_rank_fusion
 from membench.retrieval.embedding_cache import text_sha256
 from membench.retrieval.stemming import stemmed_tokens
@@ -40,6 +40,11 @@ class MissingEmbeddingError(ValueError):
 class IndexCache:
     """Search indexes per (store, day), shared by every policy and the audit.
 
+    Each document is tokenized once per analyzer, in a TokenPool that grows as documents
+    arrive, however many days and stores hold it; a day's BM25 index is a view of the
+    pool with that day's statistics. Only the last day's indexes and retrievers are kept,
+    so memory holds one day's views, not a copy of each store per day.
+
     Pre-tokenized plain corpora from the index stage may be supplied; they are used only
     when their sources match the documents exactly. Dense search reads vectors by the
     text's SHA-256 from the embedding stage's table, so ranking never needs a model.
@@ -49,15 +54,30 @@ class IndexCache:
                  | None = None, vectors: Mapping[str, np.ndarray] | None = None) -> None:
         self._tokenized = tokenized or {}
         self._vectors = vectors
+        self._pools: dict[str, TokenPool] = {}
+        self._day: int | None = None
         self._bm25: dict[tuple[str, int, str], Bm25Index] = {}
         self._dense: dict[tuple[str, int], DenseIndex] = {}
         self._retrievers: dict[tuple[str, str, int], Retriever] = {}
 
+    def _on_day(self, day: int) -> None:
+        """Drops the views of another day (a day's queries come together)."""
+        if day != self._day:
+            self._day = day
+            self._bm25.clear()
+            self._dense.clear()
+            self._retrievers.clear()
+
+    def pool(self, analyzer: str) -> TokenPool:
+        if analyzer not in self._pools:
+            self._pools[analyzer] = TokenPool(ANALYZERS[analyzer])
+        return self._pools[analyzer]
+
     def bm25(self, store: str, day: int, documents: Sequence[Document],
              analyzer: str = PLAIN) -> Bm25Index:
+        self._on_day(day)
         key = (store, day, analyzer)
         if key not in self._bm25:
-            tokenize = ANALYZERS[analyzer]
             sources = [d.source for d in documents]
             supplied = self._tokenized.get((store, day)) if analyzer == PLAIN else None
             if supplied is not None and supplied[0] != sources:
@@ -65,8 +85,10 @@ class IndexCache:
                     f"index for store {store!r} day {day} does not match the scenario: "
                     "rerun the index stage"
                 )
-            corpus = supplied[1] if supplied else [tokenize(d.text) for d in documents]
-            self._bm25[key] = Bm25Index.from_tokens(corpus, tokenize)
+            pool = self.pool(analyzer)
+            corpus = supplied[1] if supplied else [None] * len(documents)
+            ids = [pool.add(d.text, words) for d, words in zip(documents, corpus, strict=True)]
+            self._bm25[key] = Bm25Index.from_pool(pool, ids)
         return self._bm25[key]
 
     def vector(self, text: str) -> np.ndarray:
@@ -80,6 +102,7 @@ class IndexCache:
                 f"no embedding for {text[:60]!r}: rerun the embed stage") from None
 
     def dense(self, store: str, day: int, documents: Sequence[Document]) -> DenseIndex:
+        self._on_day(day)
         key = (store, day)
         if key not in self._dense:
             self._dense[key] = DenseIndex(np.stack([self.vector(d.text) for d in documents]))
@@ -88,6 +111,7 @@ class IndexCache:
     def retriever(self, name: str, store: str, day: int,
                   documents: Sequence[Document]) -> Retriever:
         """The named retriever over the store's documents that day, built once."""
+        self._on_day(day)
         key = (name, store, day)
         if key not in self._retrievers:
             corpus = SearchCorpus(store, day, tuple(documents), self)

@@ -64,26 +64,29 @@ CountTokens = Callable[[Sequence[str]], list[int]]
 def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
               count_tokens: CountTokens, indexes: IndexCache | None = None,
               progress: Progress | None = None) -> BenchResult:
-    """count_tokens takes every distinct text at once, so a counter can batch them."""
+    """count_tokens takes every distinct text of a day at once, so a counter can batch
+    them; counting day by day keeps only the day's texts alive, not every day's stores."""
     indexes = indexes or IndexCache()
     outcomes: list[OutcomeRow] = []
     stored: list[StoredRow] = []
     for day in scenario.probe_days:
         memory = Memory(scenario, records, day, indexes)
         probes = [p for p in scenario.probes if p.day == day]
+        golds = {p.fact_key: gold_evidence(scenario, p.fact_key, day) for p in probes}
         if progress:
             progress(f"day {day}: {len(policies)} policies x {len(probes)} probes")
+        day_outcomes: list[OutcomeRow] = []
+        day_stored: list[StoredRow] = []
         for policy in policies:
             for store in policy.stores:
-                lines = memory.lines(store)
-                stored.append(StoredRow(policy.id, day, store, len(lines),
-                                        "\n".join(lines)))  # text until counted below
+                day_stored.append(StoredRow(policy.id, day, store, len(memory.lines(store)),
+                                            memory.text(store)))  # text until counted below
             for probe in probes:
                 fact = scenario.fact(probe.fact_key)
                 injection = policy.inject(memory, probe.question)
                 context = injection.context
-                gold = gold_evidence(scenario, fact.key, day)
-                outcomes.append(OutcomeRow(
+                gold = golds[fact.key]
+                day_outcomes.append(OutcomeRow(
                     policy=policy.id,
                     form=probe.form.value,
                     day=day,
@@ -98,9 +101,9 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
                     gold_retrieved=None if injection.retrieved is None or gold is None
                     else gold in injection.retrieved,
                 ))
-    texts = list(dict.fromkeys([r.context for r in outcomes] + [r.tokens for r in stored]))
-    counts = dict(zip(texts, count_tokens(texts), strict=True))
-    return BenchResult(
-        tuple(replace(r, injected_tokens=counts[r.context]) for r in outcomes),
-        tuple(replace(r, tokens=counts[r.tokens]) for r in stored),
-    )
+        texts = list(dict.fromkeys([r.context for r in day_outcomes]
+                                   + [r.tokens for r in day_stored]))
+        counts = dict(zip(texts, count_tokens(texts), strict=True))
+        outcomes += (replace(r, injected_tokens=counts[r.context]) for r in day_outcomes)
+        stored += (replace(r, tokens=counts[r.tokens]) for r in day_stored)
+    return BenchResult(tuple(outcomes), tuple(stored))

@@ -1,0 +1,171 @@
+"""Time and peak memory per stage of the in-memory bench for 30, 300 and 3,000 sessions.
+
+Not a test: machines here are shared and noisy, so compare sizes within one run (the
+issue's budget is a ratio: 3,000 sessions at most 11x the time of 300, and at most 2 GB).
+
+  python benchmarks/scale_bench.py [--sessions 30 300 3000] [--audit] [--write FILE ...]
+
+Each size runs in a fresh interpreter: the default params with `scenario.sessions` set
+and the probe days stretched as the facts are (10/30, 20/30 and 30/30 of the sessions),
+the policies that need no embeddings (what `membench bench` runs), stage by stage as
+`membench.commands.inmemory.run_in_memory` does. A stage's peak is the largest resident
+set while it ran (Linux: the high-water mark is reset before each stage through
+/proc/self/clear_refs, and read from VmHWM after it); "whole process" is the whole run's.
+Each cell gives wall time, CPU time (user + system, all threads) and that peak: on a busy
+machine the wall time stretches with the other jobs, the CPU time much less.
+--write replaces the block between the scale-bench markers in each FILE with the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUDGET_GB, BUDGET_RATIO = 2.0, 11.0
+BEGIN, END = "<!-- scale-bench:begin -->", "<!-- scale-bench:end -->"
+
+
+def _hwm_reset() -> None:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass  # not Linux: stage peaks become the process peak so far
+
+
+def _hwm_mib() -> float:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def child(sessions: int, audit: bool) -> None:
+    """One size, stage by stage; prints one JSON line per stage."""
+    start = time.perf_counter()
+    from dataclasses import replace
+
+    from membench.commands.common import read_params
+    from membench.extraction.extractors import EXTRACTORS
+    from membench.io.corpus import read_corpus
+    from membench.io.scenario_file import read_scenario_spec
+    from membench.io.vocabulary import load_token_counter
+    from membench.memory.policies import build_policies, without_embeddings
+    from membench.plugins import load_plugins
+    from membench.retrieval.retrievers import IndexCache
+    from membench.scenario.build import build_scenario
+    from membench.scoring.audit import run_audit
+    from membench.scoring.bench import run_bench
+
+    def stage(name, work):
+        _hwm_reset()
+        began, cpu = time.perf_counter(), _cpu()
+        value = work()
+        print(json.dumps({"stage": name, "seconds": time.perf_counter() - began,
+                          "cpu": _cpu() - cpu, "peak_mib": _hwm_mib()}), flush=True)
+        return value
+
+    params = read_params(ROOT / "params.yaml")
+    s = params.scenario
+    last = max(s.probe_days)
+    days = tuple(sorted({max(1, round(d * sessions / last)) for d in s.probe_days}))
+    s = replace(s, sessions=sessions, probe_days=days)
+    print(json.dumps({"stage": "imports", "seconds": time.perf_counter() - start,
+                      "cpu": _cpu(), "peak_mib": _hwm_mib()}), flush=True)
+    counter = stage("vocabulary", lambda: load_token_counter(None))
+    corpus = stage("corpus", lambda: read_corpus(s.corpus.source, s.corpus.glob,
+                                                  s.corpus.exclude, base=ROOT))
+    spec = read_scenario_spec(ROOT / s.file)
+    scenario = stage("scenario", lambda: build_scenario(spec, corpus.files, s.shape()))
+    load_plugins()
+    records = stage("extract", lambda: EXTRACTORS[params.extractor](scenario))
+    policies = without_embeddings(build_policies(params.policies))
+    indexes = IndexCache()
+    stage("bench", lambda: run_bench(scenario, records, policies, counter.count_all, indexes))
+    if audit:
+        stage("audit", lambda: run_audit(scenario, records, policies, indexes))
+    print(json.dumps({"stage": "process", "seconds": time.perf_counter() - start,
+                      "cpu": _cpu(), "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "exchanges": len(scenario.exchanges), "probe_days": list(days)}),
+          flush=True)
+
+
+def measure(sessions: int, audit: bool) -> dict[str, dict]:
+    args = [sys.executable, __file__, "--child", str(sessions)] + (["--audit"] if audit else [])
+    done = subprocess.run(args, cwd=ROOT, check=True, capture_output=True, text=True)
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return {row["stage"]: row for row in rows}
+
+
+def table(results: dict[int, dict[str, dict]]) -> str:
+    sizes = sorted(results)
+    stages = [name for name in results[sizes[0]] if name != "process"]
+    head = "| stage | " + " | ".join(f"{n:,} sessions" for n in sizes) + " |"
+    lines = [head, "|---" * (len(sizes) + 1) + "|"]
+    for name in stages + ["process"]:
+        cells = [f"{results[n][name]['seconds']:.1f} s ({results[n][name]['cpu']:.1f} s CPU), "
+                 f"{results[n][name]['peak_mib']:,.0f} MiB" for n in sizes]
+        label = "whole process" if name == "process" else name
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def verdict(results: dict[int, dict[str, dict]]) -> list[str]:
+    if not {300, 3000} <= set(results):
+        return []
+    big, small = results[3000]["process"], results[300]["process"]
+    ratio, cpu_ratio = big["seconds"] / small["seconds"], big["cpu"] / small["cpu"]
+    gb = big["peak_mib"] / 1024
+    return [f"3,000 sessions: peak {gb:.2f} GB (budget {BUDGET_GB} GB: "
+            f"{'met' if gb <= BUDGET_GB else 'MISSED'}), wall time {ratio:.1f}x that of 300 "
+            f"sessions (budget {BUDGET_RATIO:.0f}x: "
+            f"{'met' if ratio <= BUDGET_RATIO else 'MISSED'}), CPU time {cpu_ratio:.1f}x."]
+
+
+def write(path: Path, text: str) -> None:
+    doc = path.read_text()
+    if BEGIN not in doc or END not in doc:
+        raise SystemExit(f"{path}: no {BEGIN} ... {END} block to replace")
+    head, rest = doc.split(BEGIN, 1)
+    path.write_text(head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, nargs="+", default=[30, 300, 3000])
+    parser.add_argument("--audit", action="store_true",
+                        help="also time the deletion audit (the policies stage runs it)")
+    parser.add_argument("--write", type=Path, nargs="+", default=[],
+                        help="markdown files with a scale-bench block to fill")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.audit)
+        return
+    results = {n: measure(n, args.audit) for n in args.sessions}
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    header = (f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
+              f"{load:.1f} at the end; probe days "
+              + ", ".join(f"{n:,}: {results[n]['process']['probe_days']}" for n in sorted(results)))
+    text = "\n".join([header, "", table(results), "", *verdict(results)])
+    print(text)
+    for path in args.write:
+        write(path, text)
+
+
+if __name__ == "__main__":
+    main()
