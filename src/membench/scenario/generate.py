@@ -48,7 +48,7 @@ class _Key:
 
     @property
     def name(self) -> str:
-        return f"{self.template.name}:{self.subject.replace(' ', '_').lower()}"
+        return f"{self.template.name}_{self.subject.replace(' ', '_').replace('-', '_').lower()}"
 
     def text(self, template: str, value: str = "") -> str:
         text = template.format(subject=self.subject, value=value)
