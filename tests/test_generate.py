@@ -101,3 +101,19 @@ def test_value_finder_matches_has(text, candidates):
     values = [v for v in candidates if tokens(v)]
     finder = ValueFinder(values)
     assert finder.found(text) == {i for i, v in enumerate(values) if has(text, v)}
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"bogus": 1}, "generate.bogus"),
+    ({"deleted_share": 1.5}, "generate.deleted_share"),
+    ({"changes": []}, "generate.changes"),
+    ({"users": 0}, "generate.users"),
+])
+def test_generate_params_are_validated(change, message):
+    from membench.params import ParamsError, generate_settings
+
+    section = {"facts": 5, "changes": [0, 2], "deleted_share": 0.2, "sessions": 30,
+               "users": 2, "seed": 1}
+    assert generate_settings(section).deleted_share == Fraction(1, 5)
+    with pytest.raises(ParamsError, match=message):
+        generate_settings({**section, **change})

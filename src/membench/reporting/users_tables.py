@@ -48,7 +48,8 @@ def _leak_sentence(counts: dict, policies: Sequence[str]) -> str:
         probes = sum(per.get(p, {}).get("probes", 0) for p in policies)
         parts.append(f"with {mode} stores, {len(leaking)} of {len(per)} policies injected "
                      f"another user's value for the probed key, in {total} of {probes} probes")
-    return "; ".join(parts).capitalize() + "."
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
 
 
 def users_section(rows: Sequence[UserOutcomeRow], policy_order: Sequence[str]) -> list[str]:
