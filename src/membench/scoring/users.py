@@ -129,9 +129,10 @@ def _probe_user(mode: str, memory: Memory, user: UserScenario, day: int,
                 policies: Sequence[Policy], classifier: LeakClassifier) -> list[UserOutcomeRow]:
     rows = []
     probes = [p for p in user.scenario.probes if p.day == day]
+    facts = {fact.key: fact for fact in user.scenario.facts}
     for policy in policies:
         for probe in probes:
-            fact = user.scenario.fact(probe.fact_key)
+            fact = facts[probe.fact_key]
             injection = policy.inject(memory, addressed(user.name, probe.question))
             lines = tuple(injection.lines)
             result, leak = classifier.classify(user.name, fact.key, day, lines)
