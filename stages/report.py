@@ -26,19 +26,22 @@ from membench.commands.common import (
 )
 from membench.io import environment
 from membench.io.outputs import staged_outputs
-from membench.io.tables import audit_from_table, result_from_tables
+from membench.io.tables import audit_from_table, result_from_tables, user_outcomes_from_table
 from membench.memory.policies import build_policies, without_embeddings
 from membench.reporting.charts import report_images
 from membench.reporting.report import ReportInputs, render_report
 from membench.scoring.metrics import detailed, summary
 from membench.scoring.multiseed import counts_from_json
 from membench.scoring.results import ResultsTable
+from membench.scoring.users import user_counts
 from membench.tokenizer import O200K_SHA256
 
 TRACE_FACT = "node_version"
 MultiseedFile = Annotated[Path, typer.Option("--multiseed", help="Multi-seed counts (JSON).")]
 ArticleFile = Annotated[Path, typer.Option("--article", help="The article's published table.")]
 MetricsFile = Annotated[Path, typer.Option("--metrics", help="Detailed metrics (JSON).")]
+UsersFile = Annotated[Path, typer.Option(
+    "--users", help="Multi-user outcomes (Parquet, empty for one user).")]
 SummaryFile = Annotated[Path, typer.Option("--summary", help="DVC metric (JSON).")]
 ChartsFile = Annotated[Path, typer.Option(
     "--charts", help="The file whose `plots:` list declares the charts the report shows "
@@ -80,7 +83,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
            audit: AuditFile, embeddings: EmbeddingsFile, multiseed: MultiseedFile,
            article: ArticleFile, out: OutFile, metrics_out: MetricsFile,
            summary_out: SummaryFile, environment_out: EnvironmentFile, charts: ChartsFile,
-           templates: TemplatesDir, params: ParamsFile = PARAMS_FILE) -> None:
+           templates: TemplatesDir, users: UsersFile, params: ParamsFile = PARAMS_FILE) -> None:
     """Write the Markdown report, the summary metric and the detailed metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
@@ -94,17 +97,22 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
     labels = {policy.id: policy.label for policy in policies}
     lexical = [policy.id for policy in without_embeddings(policies)]
     per_seed = counts_from_json(read_json(multiseed), lexical)
+    user_rows = user_outcomes_from_table(read_parquet(users))
     text = render_report(ReportInputs(
         header=header(p, manifest, read_parquet(embeddings).schema.metadata or {},
                       environment_out),
         manifest=manifest, labels=labels, result=result,
         exchanges=built.exchanges, article=published, trace_fact=TRACE_FACT,
         multiseed=per_seed, images=report_images(out, charts, templates), audit=audit_from_table(read_parquet(audit)),
+        user_outcomes=user_rows,
     ))
     with staged_outputs() as outputs:
         outputs.text(out, text)
         table = ResultsTable(result)
-        outputs.json(metrics_out, detailed(table, list(labels), max(manifest["probe_days"])))
+        metrics = detailed(table, list(labels), max(manifest["probe_days"]))
+        if user_rows:  # multi-user runs only, so a single-user file keeps its bytes
+            metrics["multi_user"] = user_counts(user_rows)
+        outputs.json(metrics_out, metrics)
         outputs.json(summary_out, summary(table, list(labels)))
         outputs.json(environment_out, environment.machine())
     typer.echo(f"report: wrote {out}, {summary_out} and {metrics_out}", err=True)

@@ -17,8 +17,8 @@ from membench.memory.policies import POLICIES
 
 runner = CliRunner()
 DVC_YAML = yaml.safe_load((Path(__file__).parents[1] / "dvc.yaml").read_text())
-STAGES = ["corpus", "scenario", "extract", "index", "embed", "policies", "multiseed", "plots",
-          "report"]
+STAGES = ["corpus", "generate", "scenario", "extract", "index", "embed", "policies", "multiseed",
+          "users", "plots", "report"]
 OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "data/index.parquet", "data/outcomes.parquet", "data/stored.parquet",
            "data/audit.parquet", "data/embeddings.parquet", "data/embedding_cache.parquet",
@@ -26,7 +26,8 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "reports/plots/outcomes.json", "reports/plots/by_day.json",
            "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
            "reports/plots/by_day.svg", "reports/report.md", "reports/summary.json",
-           "reports/metrics.json"]
+           "reports/metrics.json", "data/users_outcomes.parquet",
+           "data/generated/scenario.toml"]
 
 
 def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> Path:
@@ -112,6 +113,7 @@ def test_every_stage_succeeds_and_writes_its_outputs(pipeline):
     ("data/stored.parquet", tables.STORED_SCHEMA),
     ("data/audit.parquet", tables.AUDIT_SCHEMA),
     ("data/corpus.parquet", tables.CORPUS_SCHEMA),
+    ("data/users_outcomes.parquet", tables.USER_OUTCOMES_SCHEMA),
 ])
 def test_parquet_files_have_the_documented_schema(pipeline, path, schema):
     workspace, _ = pipeline
@@ -281,3 +283,37 @@ def test_a_stage_needs_its_paths(pipeline, monkeypatch):
     result = run("index")
     assert result.exit_code == 2
     assert "Missing option" in result.output
+
+
+def test_users_stage_and_report_section_on_a_generated_deployment(pipeline, tmp_path,
+                                                                  monkeypatch):
+    """A generated 3-user story through `membench generate`, the users stage and the report:
+    cross-user leaks with shared stores, none namespaced; the report and metrics show them."""
+    import json
+
+    workspace, results = pipeline
+    assert "Many users" not in (workspace / "reports/report.md").read_text()  # one user
+    monkeypatch.chdir(workspace)
+    params = yaml.safe_load(Path("params.yaml").read_text())
+    story = tmp_path / "story.toml"
+    params["scenario"]["file"] = str(story)
+    params["generate"].update(users=3, facts=4)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    flags = ("--params", str(tmp_path / "params.yaml"))
+    assert run("generate", "--out", str(story), *flags).exit_code == 0
+    out = tmp_path / "users.parquet"
+    result = stage("users", *flags, out=str(out))
+    assert result.exit_code == 0, result.output
+    rows = tables.user_outcomes_from_table(pq.read_table(out))
+    assert {r.user for r in rows} == {"u001", "u002", "u003"}
+    leaks = {mode: sum(r.cross_user_leak for r in rows if r.mode == mode)
+             for mode in ("namespaced", "shared")}
+    assert leaks["namespaced"] == 0 and leaks["shared"] > 0
+    report, metrics = workspace / "reports/report.md", tmp_path / "metrics.json"
+    result = stage("report", users=str(out), metrics=str(metrics),
+                   summary=str(tmp_path / "summary.json"))
+    assert result.exit_code == 0, result.output
+    assert "## Many users in one deployment" in report.read_text()
+    counts = json.loads(metrics.read_text())["multi_user"]["modes"]
+    assert sum(c["cross_user_leak"] for c in counts["shared"].values()) == leaks["shared"]
+    stage("report")  # the single-user report again, for the other tests

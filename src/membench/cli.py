@@ -7,6 +7,7 @@ import typer
 
 from membench.commands.bench import bench
 from membench.commands.corpus_snapshot import corpus_snapshot
+from membench.commands.generate import generate
 from membench.commands.remeasure import remeasure
 from membench.memory_tool.cli import memory_tool
 from membench.stages.corpus import corpus
@@ -18,6 +19,7 @@ from membench.stages.plots import plots
 from membench.stages.policies import policies
 from membench.stages.report import report
 from membench.stages.scenario import scenario
+from membench.stages.users import users
 
 app = typer.Typer(
     help="membench: what an AI agent's memory policy puts in front of the model.",
@@ -27,7 +29,7 @@ app = typer.Typer(
 )
 
 for command in (corpus, scenario, extract, index, embed, policies, multiseed, plots, report, bench,
-                remeasure):
+                remeasure, generate, users):
     app.command(command.__name__)(command)
 app.command("corpus-snapshot")(corpus_snapshot)
 app.command("memory-tool")(memory_tool)

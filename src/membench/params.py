@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import yaml
 
 from membench.memory.policies import PolicySettings
 from membench.scenario.build import ScenarioShape
+from membench.scenario.generate import GenerateSettings
 from membench.validation import check_keys
 
 
@@ -61,6 +63,7 @@ class Params:
     measured: str  # ISO date of the measurement, an input so reruns stay byte-identical
     multiseed: MultiseedParams
     embedding: EmbeddingParams
+    generate: GenerateSettings | None = None  # the optional `generate:` section
 
 
 def _table(name: str, value: Any, keys: set[str]) -> dict:
@@ -82,8 +85,8 @@ def _str(name: str, value: Any) -> str:
 
 
 def parse_params(data: Any, known_extractors: set[str]) -> Params:
-    top = _table("params", data, {"scenario", "extract", "policies", "report",
-                                       "multiseed", "embedding"})
+    top = check_keys("params", data, {"scenario", "extract", "policies", "report",
+                                      "multiseed", "embedding"}, {"generate"}, ParamsError)
     s = _table("scenario", top["scenario"], {"file", "seed", "sessions", "exchanges_per_session",
                                              "probe_days", "lines_per_reply", "corpus"})
     c = _table("scenario.corpus", s["corpus"], {"source", "glob", "exclude"})
@@ -137,7 +140,8 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
     except ValueError:
         raise ParamsError(f"report.measured: expected a date YYYY-MM-DD, got {measured!r}") from None
     return Params(scenario, extractor, policies, measured, _multiseed(top["multiseed"]),
-                  _embedding(top["embedding"]))
+                  _embedding(top["embedding"]),
+                  generate_settings(top["generate"]) if "generate" in top else None)
 
 
 def _embedding(value: Any) -> EmbeddingParams:
@@ -155,6 +159,26 @@ def _multiseed(value: Any) -> MultiseedParams:
     if len(set(checked)) != len(checked):
         raise ParamsError(f"multiseed.seeds: repeated seed in {list(checked)}")
     return MultiseedParams(checked, _int("multiseed.workers", m["workers"], 1))
+
+
+def generate_settings(value: Any) -> GenerateSettings:
+    """The `generate:` section: what `membench generate` writes (docs/generate.md)."""
+    g = _table("generate", value, {"facts", "changes", "deleted_share", "sessions", "users",
+                                   "seed"})
+    changes = g["changes"]
+    if not isinstance(changes, list) or not changes:
+        raise ParamsError("generate.changes: expected a non-empty list of change counts")
+    share = g["deleted_share"]
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+        raise ParamsError(f"generate.deleted_share: expected a number from 0 to 1, got {share!r}")
+    return GenerateSettings(
+        facts=_int("generate.facts", g["facts"], 1),
+        changes=tuple(_int("generate.changes", c, 0) for c in changes),
+        deleted_share=Fraction(str(share)),
+        sessions=_int("generate.sessions", g["sessions"], 1),
+        users=_int("generate.users", g["users"], 1),
+        seed=_int("generate.seed", g["seed"], 0),
+    )
 
 
 def load_params(path: Path, known_extractors: set[str]) -> Params:

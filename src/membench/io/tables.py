@@ -21,6 +21,7 @@ from membench.scenario.model import (
 )
 from membench.scoring.audit import AuditRow
 from membench.scoring.bench import BenchResult, OutcomeRow, StoredRow
+from membench.scoring.users import UserOutcomeRow
 
 CORPUS_SCHEMA = pa.schema([
     pa.field("path", pa.string(), nullable=False),
@@ -226,3 +227,26 @@ def audit_table(rows: Sequence[AuditRow]) -> pa.Table:
 def audit_from_table(table: pa.Table) -> list[AuditRow]:
     return [AuditRow(r["policy"], r["day"], r["fact_key"], r["store"], r["part"],
                      tuple(r["held"])) for r in _rows(table, AUDIT_SCHEMA, "audit")]
+
+
+USER_OUTCOMES_SCHEMA = pa.schema([
+    pa.field("mode", pa.string(), nullable=False),
+    pa.field("policy", pa.string(), nullable=False),
+    pa.field("user", pa.string(), nullable=False),
+    pa.field("form", pa.string(), nullable=False),
+    pa.field("day", pa.int32(), nullable=False),
+    pa.field("fact_key", pa.string(), nullable=False),
+    pa.field("changes", pa.int32(), nullable=False),
+    pa.field("deleted", pa.bool_(), nullable=False),
+    pa.field("outcome", pa.string(), nullable=False),
+    pa.field("cross_user_leak", pa.bool_(), nullable=False),
+    pa.field("injected_lines", pa.int32(), nullable=False),
+])
+
+
+def user_outcomes_table(rows: Sequence[UserOutcomeRow]) -> pa.Table:
+    return _table(USER_OUTCOMES_SCHEMA, [vars(r) for r in rows])
+
+
+def user_outcomes_from_table(table: pa.Table) -> list[UserOutcomeRow]:
+    return [UserOutcomeRow(**r) for r in _rows(table, USER_OUTCOMES_SCHEMA, "user outcomes")]

@@ -10,11 +10,13 @@ from membench.reporting.findings import finding_paragraphs
 from membench.reporting.parts import fmt, trace
 from membench.reporting.retrieval_tables import retrieval_section
 from membench.reporting.seeds_tables import seeds_section
+from membench.reporting.users_tables import users_section
 from membench.scenario.model import Exchange
 from membench.scoring.audit import RECORDS, AuditRow
 from membench.scoring.bench import BenchResult
 from membench.scoring.results import FORMS, Counts, ResultsTable
 from membench.scoring.summary import combined_rows, raw_table
+from membench.scoring.users import UserOutcomeRow
 
 ARTICLE_COLUMNS = ("current", "conflict", "stale", "missing", "leaked", "clean")
 
@@ -48,6 +50,7 @@ class ReportInputs:
     audit: Sequence[AuditRow] = ()
     multiseed: Mapping[int, Counts] | None = None  # seed -> counts, from the multiseed stage
     images: Sequence[tuple[str, str]] = ()  # (caption, path relative to the report)
+    user_outcomes: Sequence[UserOutcomeRow] = ()  # multi-user runs only (stage users)
 
 
 def _header(inputs: ReportInputs) -> str:
@@ -198,6 +201,7 @@ def render_report(inputs: ReportInputs) -> str:
         *retrieval_section(table, inputs.labels, inputs.exchanges, inputs.trace_fact, last),
         "## Deleted data at rest (delete-everywhere audit)",
         _audit(inputs, table),
+        *users_section(inputs.user_outcomes, list(inputs.labels)),
     ]
     if inputs.multiseed:
         covered = next(iter(inputs.multiseed.values()))

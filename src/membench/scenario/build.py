@@ -19,7 +19,7 @@ from membench.scenario.model import (
     Scenario,
 )
 from membench.scenario.spec import ScenarioSpec
-from membench.scenario.text import has
+from membench.scenario.text import ValueFinder
 
 MAX_WINDOW_DRAWS = 10_000
 
@@ -107,14 +107,14 @@ class FillerDrawer:
                 f"({len(corpus)} file(s) matched)"
             )
         self._lines = lines
-        self._forbidden = tuple(forbidden_values)
+        self._forbidden = ValueFinder(forbidden_values)
 
     def code(self) -> tuple[str, str]:
         for _ in range(MAX_WINDOW_DRAWS):
             file = self._files[self._rng.randrange(len(self._files))]
             start = self._rng.randrange(len(file.lines) - self._lines + 1)
             text = "\n".join(file.lines[start : start + self._lines])
-            if not any(has(text, value) for value in self._forbidden):
+            if not self._forbidden.holds_any(text):
                 return text, f"{file.path}:{start + 1}-{start + self._lines}"
         raise ScenarioBuildError(
             f"corpus: {MAX_WINDOW_DRAWS} draws found no {self._lines}-line window free of "
@@ -126,7 +126,8 @@ class FillerDrawer:
 
 
 def build_scenario(spec: ScenarioSpec, corpus: Sequence[CorpusText],
-                   shape: ScenarioShape) -> Scenario:
+                   shape: ScenarioShape, also_forbidden: Sequence[str] = ()) -> Scenario:
+    """also_forbidden: more values no filler may quote (other users' in a deployment)."""
     facts = place_facts(spec, shape)
     events: dict[tuple[int, int], tuple[Fact, FactVersion | Deletion]] = {}
     for fact in facts:
@@ -136,7 +137,7 @@ def build_scenario(spec: ScenarioSpec, corpus: Sequence[CorpusText],
             events[(fact.deletion.day, fact.deletion.slot)] = (fact, fact.deletion)
     drawer = FillerDrawer(
         random.Random(shape.seed), corpus, shape.lines_per_reply,
-        [value for fact in facts for value in fact.values()],
+        [value for fact in facts for value in fact.values()] + list(also_forbidden),
     )
     exchanges = []
     for day in range(1, shape.sessions + 1):

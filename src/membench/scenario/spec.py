@@ -7,11 +7,11 @@ typo in the file stops the run instead of silently changing the story.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from membench.scenario.model import Deletion, Fact, FactVersion
-from membench.scenario.text import has, tokens
+from membench.scenario.text import ValueFinder, has, tokens
 from membench.validation import check_keys
 
 
@@ -27,6 +27,16 @@ class ScenarioSpec:
     deletion_reply: str
     facts: tuple[Fact, ...]
     distractors: tuple[str, ...]
+    # A deployment of several users (optional, see docs/generate.md): `user` names the one
+    # whose story `facts` tell; `users` the others, each with the same keys, other values.
+    user: str | None = None
+    users: tuple[UserFacts, ...] = ()
+
+
+@dataclass(frozen=True)
+class UserFacts:
+    name: str
+    facts: tuple[Fact, ...]  # the same keys, in the same order, as the spec's facts
 
 
 def _fields(where: str, table: Any, required: set[str], optional: set[str] = frozenset()) -> dict:
@@ -63,7 +73,12 @@ def _version(where: str, table: Any, reference_sessions: int) -> FactVersion:
     return FactVersion(day=day, slot=slot, value=value, statement=statement)
 
 
-def _fact(where: str, table: Any, reference_sessions: int) -> Fact:
+def _fact(where: str, table: Any, reference_sessions: int, questions: Fact | None = None
+          ) -> Fact:
+    """questions: for another user's fact, the main fact whose probe questions it shares."""
+    if questions is not None:
+        table = _fields(where, table, {"key", "versions"}, {"deletion"})
+        table = {**table, "literal": questions.literal, "paraphrase": questions.paraphrase}
     table = _fields(where, table, {"key", "literal", "paraphrase", "versions"}, {"deletion"})
     versions = table["versions"]
     if not isinstance(versions, list) or not versions:
@@ -102,6 +117,7 @@ def parse_scenario_spec(data: Any) -> ScenarioSpec:
         data,
         {"reference_sessions", "filler_reply", "acknowledgement", "deletion_reply", "facts",
          "distractors"},
+        {"user", "users"},
     )
     reference = data["reference_sessions"]
     if not isinstance(reference, int) or isinstance(reference, bool) or reference < 1:
@@ -131,7 +147,7 @@ def parse_scenario_spec(data: Any) -> ScenarioSpec:
             for i, question in enumerate(distractors):
                 if has(question, value):
                     raise ScenarioSpecError(f"distractors[{i}]: contains the fact value {value!r}")
-    return ScenarioSpec(
+    spec = ScenarioSpec(
         reference_sessions=reference,
         filler_reply=_text("filler_reply", data["filler_reply"]),
         acknowledgement=acknowledgement,
@@ -139,3 +155,39 @@ def parse_scenario_spec(data: Any) -> ScenarioSpec:
         facts=facts,
         distractors=distractors,
     )
+    if "user" not in data and "users" not in data:
+        return spec
+    return _with_users(spec, data)
+
+
+def _with_users(spec: ScenarioSpec, data: dict) -> ScenarioSpec:
+    """The optional deployment: other users with the same fact keys and their own values."""
+    user = _text("user", data.get("user"))
+    raw = data.get("users", [])
+    if not isinstance(raw, list):
+        raise ScenarioSpecError("users: expected a list of [[users]] tables")
+    names = [user]
+    others = []
+    for i, entry in enumerate(raw):
+        entry = _fields(f"users[{i}]", entry, {"name", "facts"})
+        name = _text(f"users[{i}].name", entry["name"])
+        if name in names:
+            raise ScenarioSpecError(f"users[{i}].name: {name!r} is not unique")
+        names.append(name)
+        facts_raw = entry["facts"]
+        if not isinstance(facts_raw, list) or [
+                f.get("key") if isinstance(f, dict) else None for f in facts_raw
+        ] != [f.key for f in spec.facts]:
+            raise ScenarioSpecError(
+                f"users[{i}].facts: expected the keys of [[facts]], in the same order")
+        others.append(UserFacts(name, tuple(
+            _fact(f"users[{i}].facts[{j}]", f, spec.reference_sessions, spec.facts[j])
+            for j, f in enumerate(facts_raw))))
+    finder = ValueFinder(v for other in others for f in other.facts for v in f.values())
+    for where, text in [("filler_reply", spec.filler_reply),
+                        ("deletion_reply", spec.deletion_reply),
+                        *((f"distractors[{i}]", q) for i, q in enumerate(spec.distractors))]:
+        for number in sorted(finder.found(text))[:1]:
+            raise ScenarioSpecError(f"{where}: contains the fact value {finder.values[number]!r}")
+    return replace(spec, user=user, users=tuple(others))
+

@@ -43,3 +43,36 @@ def has(text: str, value: str) -> bool:
     "Node 20" matches "on Node 20." but not "Node 204" or "Node 2.0".
     """
     return _sequence_pattern(value).search(_lowercase(text)) is not None
+
+
+class ValueFinder:
+    """Which of many values a text holds, with `has`'s matching in one pass over the text.
+
+    `has` runs one regex per value; a deployment of many users holds thousands of values
+    and every filler window and injected line is checked against all of them. A value
+    occurs in a text exactly when its word tokens occur there consecutively (what `has`'s
+    pattern matches), so the text is tokenized once and each token is looked up by the
+    first word of the values.
+    """
+
+    def __init__(self, values) -> None:
+        self._by_first: dict[str, list[tuple[tuple[str, ...], int]]] = {}
+        self.values: tuple[str, ...] = tuple(values)
+        for number, value in enumerate(self.values):
+            words = tuple(tokens(value))
+            if not words:
+                raise ValueError(f"value {value!r} has no letters or digits to match")
+            self._by_first.setdefault(words[0], []).append((words, number))
+
+    def found(self, text: str) -> set[int]:
+        """Positions in `values` of every value the text holds."""
+        words = tokens(text)
+        hits: set[int] = set()
+        for i, word in enumerate(words):
+            for value_words, number in self._by_first.get(word, ()):
+                if tuple(words[i:i + len(value_words)]) == value_words:
+                    hits.add(number)
+        return hits
+
+    def holds_any(self, text: str) -> bool:
+        return bool(self.found(text))
