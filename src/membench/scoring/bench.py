@@ -76,11 +76,11 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
         if progress:
             progress(f"day {day}: {len(policies)} policies x {len(probes)} probes")
         day_outcomes: list[OutcomeRow] = []
-        day_stored: list[StoredRow] = []
+        day_stored: list[tuple[StoredRow, str]] = []  # each row with its store's text
         for policy in policies:
             for store in policy.stores:
-                day_stored.append(StoredRow(policy.id, day, store, len(memory.lines(store)),
-                                            memory.text(store)))  # text until counted below
+                day_stored.append((StoredRow(policy.id, day, store, len(memory.lines(store)),
+                                             tokens=0), memory.text(store)))  # counted below
             for probe in probes:
                 fact = scenario.fact(probe.fact_key)
                 injection = policy.inject(memory, probe.question)
@@ -102,8 +102,8 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
                     else gold in injection.retrieved,
                 ))
         texts = list(dict.fromkeys([r.context for r in day_outcomes]
-                                   + [r.tokens for r in day_stored]))
+                                   + [text for _, text in day_stored]))
         counts = dict(zip(texts, count_tokens(texts), strict=True))
         outcomes += (replace(r, injected_tokens=counts[r.context]) for r in day_outcomes)
-        stored += (replace(r, tokens=counts[r.tokens]) for r in day_stored)
+        stored += (replace(r, tokens=counts[text]) for r, text in day_stored)
     return BenchResult(tuple(outcomes), tuple(stored))
