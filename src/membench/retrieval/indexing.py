@@ -16,11 +16,15 @@ IndexEntry = tuple[str, int, int, int, list[str]]  # store, day, position, sourc
 def tokenized_corpora(scenario: Scenario, records: Sequence[FactRecord],
                       stores: Sequence[str]) -> list[IndexEntry]:
     entries: list[IndexEntry] = []
+    tokenized: dict[str, list[str]] = {}  # each text tokenized once, whatever its days and stores
     for day in scenario.probe_days:
         memory = Memory(scenario, records, day, IndexCache())
         for store in stores:
             for position, document in enumerate(memory.documents(store)):
-                entries.append((store, day, position, document.source, tokens(document.text)))
+                words = tokenized.get(document.text)
+                if words is None:
+                    words = tokenized[document.text] = tokens(document.text)
+                entries.append((store, day, position, document.source, words))
     return entries
 
 
