@@ -21,6 +21,10 @@ from membench.validation import check_keys
 
 SCORING_MODES = ("value", "evidence")
 SCENARIO_ID = re.compile(r"[A-Za-z0-9_.-]+")
+# The JSON Schema's date pattern (a date, or a date and time); fromisoformat then checks
+# that the numbers name a real day.
+ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+                      r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?")
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,8 @@ def _whole(where: str, value: Any) -> int:
 def _date(where: str, value: Any) -> str:
     text = _text(where, value)
     try:
+        if not ISO_DATE.fullmatch(text):
+            raise ValueError(text)
         (dt.date if len(text) == 10 else dt.datetime).fromisoformat(text)
     except ValueError:
         raise ScenarioSpecError(f"{where}: expected an ISO date or datetime, got {text!r}") \

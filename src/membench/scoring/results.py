@@ -17,6 +17,10 @@ OUTCOMES = tuple(o.value for o in Outcome)
 Counts = dict[str, dict[str, dict[str, int]]]
 
 
+def is_abstention(row: OutcomeRow) -> bool:
+    return row.probe_id is not None and not row.fact_key
+
+
 @dataclass(frozen=True)
 class FormSummary:
     policy: str
@@ -39,7 +43,10 @@ class ResultsTable:
     policy keeps per day) rides along because the same tables print it beside the counts."""
 
     def __init__(self, result: BenchResult) -> None:
-        self.rows = result.outcomes
+        # Format-2 abstention probes expect no fact: kept apart from every outcome count
+        # (membench.reporting.given_sections reports them).
+        self.abstentions = tuple(r for r in result.outcomes if is_abstention(r))
+        self.rows = tuple(r for r in result.outcomes if not is_abstention(r))
         self.stored = result.stored
         self._by_policy_form: dict[tuple[str, str], list[OutcomeRow]] = {}
         for row in self.rows:
