@@ -41,9 +41,12 @@ def probe_counts(table: ResultsTable) -> str:
     return text
 
 
-def _stale_lines(row: OutcomeRow, fact: Fact, exchanges: Sequence[Exchange]) -> list[str]:
+def _stale_lines(row: OutcomeRow, fact: Fact | None,
+                 exchanges: Sequence[Exchange]) -> list[str]:
     if row.retrieved is not None:
         return [exchanges[i].line().split("\n")[0] for i in row.retrieved]
+    if fact is None:  # the caller passed no facts
+        return []
     if fact.deletions or any(v.turns for v in fact.versions):  # format 2
         old = [s for v in fact_state(fact, row.day).superseded for s in spellings(v)]
     else:
@@ -68,7 +71,7 @@ def stale_traces(table: ResultsTable, facts: Sequence[Fact],
     for row in stale:
         block.append(f'{row.policy}, day {row.day}, {row.form}, `{row.fact_key}`: '
                      f'"{row.question}" -> stale')
-        lines = _stale_lines(row, by_key[row.fact_key], exchanges)
+        lines = _stale_lines(row, by_key.get(row.fact_key), exchanges)
         block += ["  " + line for line in lines[:TRACE_LINES]]
         if len(lines) > TRACE_LINES:
             block.append(f"  ... and {len(lines) - TRACE_LINES} more")
