@@ -25,6 +25,7 @@ from membench.commands.common import (
 )
 from membench.io.outputs import staged_outputs
 from membench.io.scenario_file import read_scenario_source
+from membench.scenario.sources import seed_matters
 from membench.scoring.multiseed import SeedInputs, counts_for_seed
 
 _inputs: SeedInputs | None = None  # set in each worker by fork, read by _run
@@ -57,7 +58,10 @@ def multiseed(corpus: CorpusSnapshot, out: OutFile, params: ParamsFile = PARAMS_
     inputs = SeedInputs(read_scenario_source(Path(p.scenario.file)), tuple(files),
                         p.scenario.shape(), p.policies, p.extractor)
     seeds = p.multiseed.seeds
-    counts = run_seeds(inputs, seeds, p.multiseed.workers)
+    if seed_matters(inputs.spec):
+        counts = run_seeds(inputs, seeds, p.multiseed.workers)
+    else:  # every session given: each seed builds the same scenario, so run it once
+        counts = run_seeds(inputs, seeds[:1], 1) * len(seeds)
     data = {"seeds": list(seeds),
             "runs": [{"seed": seed, "counts": c} for seed, c in zip(seeds, counts)]}
     with staged_outputs() as outputs:

@@ -304,3 +304,81 @@ def test_the_scenario_stage_refuses_a_bad_file_and_writes_nothing(tmp_path, monk
     assert result.exit_code == 1
     assert "data/bad.json" in result.output and "no fact has key 'weather'" in result.output
     assert not (work / "data" / "scenario").exists()
+
+
+CUSTOM_STORY = '''
+reference_sessions = 10
+filler_reply = "Here is the code:"
+acknowledgement = "Noted: {value}."
+deletion_reply = "Forgotten."
+distractors = ["How do I sort a list?", "Why is my loop slow?"]
+
+[[facts]]
+key = "editor"
+literal = "Which editor do I use?"
+paraphrase = "What do I type code in?"
+versions = [
+  {day = 2, slot = 1, statement = "I use the Vim editor for everything.", value = "Vim"},
+  {day = 8, slot = 1, statement = "Switched to Helix now.", value = "Helix"},
+]
+
+[[facts]]
+key = "shell"
+literal = "Which shell do I use?"
+paraphrase = "What runs my terminal commands?"
+versions = [{day = 1, slot = 2, statement = "My shell is fish.", value = "fish"}]
+'''
+
+
+def test_a_custom_story_gets_no_article_comparison_and_its_own_stale_trace(
+        tmp_path, default_params, repo_root):
+    import tomllib
+    from dataclasses import replace
+
+    from membench.commands.inmemory import run_in_memory
+    from membench.reporting.report import ReportInputs, render_report
+    from membench.reporting.story import is_article_story
+
+    (tmp_path / "story.toml").write_text(CUSTOM_STORY, encoding="utf-8")
+    p = default_params
+    params = replace(p, scenario=replace(p.scenario, file=str(tmp_path / "story.toml"),
+                                         sessions=10, probe_days=(5, 10)))
+    run = run_in_memory(params, root=repo_root)
+    article = tomllib.loads((repo_root / "data/article.toml").read_text(encoding="utf-8"))
+    s = run.scenario
+    assert not is_article_story(s.facts, article, False)
+    text = render_report(ReportInputs(
+        header=[("Measured", "test")],
+        manifest={"sessions": s.sessions, "exchanges": len(s.exchanges), "facts": 2,
+                  "probe_days": [5, 10], "seed": 42},
+        labels={policy.id: policy.label for policy in run.policies}, result=run.result,
+        exchanges=s.exchanges, article=article, trace_fact="node_version",
+        article_story=False, facts=s.facts))
+    assert "Beside the article" not in text and "node_version" not in text
+    assert 'bm25_transcript, day 10, literal, `editor`: "Which editor do I use?" -> stale' \
+        in text
+    assert "  [day 2] user: I use the Vim editor for everything." in text
+    assert "**Redaction.** Does not apply to this run: no probe on a deleted fact." in text
+    assert "8 per policy (4 literal, 4 paraphrase): 8 on live facts (2 of them changed), " \
+        "0 on deleted facts" in text
+
+
+def test_the_default_story_is_the_articles(default_run, repo_root):
+    import tomllib
+
+    from membench.reporting.story import is_article_story
+
+    article = tomllib.loads((repo_root / "data/article.toml").read_text(encoding="utf-8"))
+    assert is_article_story(default_run.scenario.facts, article, False)
+    assert not is_article_story(default_run.scenario.facts, article, True)
+
+
+def test_a_fully_given_scenario_ignores_the_seed():
+    from membench.scenario.sources import seed_matters
+
+    given = GivenSource((parse_format2(story()),), False)
+    assert not seed_matters(given)
+    data = story()
+    data["sessions"].append({"number": 5})
+    data["filler"] = {"questions": ["How do I sort a list?"], "reply": "Here:"}
+    assert seed_matters(GivenSource((parse_format2(data),), False))

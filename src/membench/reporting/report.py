@@ -240,7 +240,11 @@ def _beside_article(inputs: ReportInputs, table: ResultsTable) -> list[str]:
 
 def _closing(inputs: ReportInputs, table: ResultsTable, parts: list[str]) -> str:
     m = inputs.manifest
-    if inputs.multiseed:
+    if inputs.multiseed and m.get("generated_sessions") == 0:  # format 2, all given
+        parts += ["## Across seeds", ("Every session of this scenario is given, so a seed "
+                                      "changes nothing: the multi-seed run repeats this "
+                                      "report's counts and is not shown.")]
+    elif inputs.multiseed:
         covered = next(iter(inputs.multiseed.values()))
         parts += seeds_section(table, [p for p in inputs.labels if p in covered],
                                m["seed"], inputs.multiseed)

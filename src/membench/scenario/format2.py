@@ -202,7 +202,8 @@ def _check_order(where: str, versions: tuple[VersionSpec, ...], deletions: tuple
             raise ScenarioSpecError(f"{where}.{kind}s: must be in conversation (turn) order")
     positions = [e[0] for e in events]
     if len(set(positions)) != len(positions):
-        raise ScenarioSpecError(f"{where}: a version and a deletion end on the same turn")
+        raise ScenarioSpecError(f"{where}: two of its versions or deletions end on the same "
+                                "turn")
     if events[0][1] != "version":
         raise ScenarioSpecError(f"{where}.{events[0][2]}: deletes a fact not yet stated")
     for before, after in zip(events, events[1:]):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from membench.scenario.model import Scenario
-from membench.scenario.sources import GivenSource, ScenarioSource
+from membench.scenario.sources import GivenSource, ScenarioSource, generated_sessions
 
 
 def format2_manifest(source: ScenarioSource, built: Scenario) -> dict:
@@ -26,4 +26,5 @@ def format2_manifest(source: ScenarioSource, built: Scenario) -> dict:
         "probe_forms": dict(sorted(Counter(p.form_name for p in built.probes).items())),
         "abstention_probes": sum(p.abstention for p in built.probes),
         "joined": source.joined,
+        "generated_sessions": generated_sessions(source),
     }

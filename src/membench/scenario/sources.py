@@ -22,6 +22,18 @@ class GivenSource:
 ScenarioSource = ScenarioSpec | GivenSource
 
 
+def generated_sessions(source: ScenarioSource) -> int | None:
+    """Format 2: how many sessions are generated (drawn by seed); None for format 1."""
+    if not isinstance(source, GivenSource):
+        return None
+    return sum(s.turns is None for spec in source.specs if spec.filler for s in spec.sessions)
+
+
+def seed_matters(source: ScenarioSource) -> bool:
+    """A seed draws filler only: a scenario whose sessions are all given ignores it."""
+    return generated_sessions(source) != 0
+
+
 def build_any(source: ScenarioSource, corpus: Sequence[CorpusText],
               shape: ScenarioShape) -> Scenario:
     if isinstance(source, GivenSource):
