@@ -69,6 +69,7 @@ class EvidenceScorer:
 
     def __init__(self, scenario: Scenario, records: Sequence[FactRecord]) -> None:
         self.scenario = scenario
+        self.facts = {f.key: f for f in scenario.facts}  # thousands in an imported benchmark
         self._index: dict[tuple[str | None, str], int] = {
             (scenario.segment_of(e.day), e.turn_id): e.index
             for e in scenario.exchanges if e.turn_id is not None}

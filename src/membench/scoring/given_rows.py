@@ -15,7 +15,7 @@ def format2_fields(scenario: Scenario, scorer: EvidenceScorer, probe: Probe, day
         return {"fact_key": "", "changed": False, "deleted": False, "outcome": outcome,
                 "gold_retrieved": None, "value_outcome": None, "evidence_outcome": outcome,
                 **tags}
-    fact = scenario.fact(probe.fact_key)
+    fact = scorer.facts[probe.fact_key]
     state = fact_state(fact, day)
     evidence = scorer.evidence_outcome(fact, day, context)
     value = value_outcome(fact, day, context)
