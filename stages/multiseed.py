@@ -24,7 +24,8 @@ from membench.commands.common import (
     read_parameters_and_corpus,
 )
 from membench.io.outputs import staged_outputs
-from membench.io.scenario_file import read_scenario_spec
+from membench.io.scenario_file import read_scenario_source
+from membench.scenario.sources import seed_matters
 from membench.scoring.multiseed import SeedInputs, counts_for_seed
 
 _inputs: SeedInputs | None = None  # set in each worker by fork, read by _run
@@ -54,10 +55,13 @@ def run_seeds(inputs: SeedInputs, seeds: tuple[int, ...], workers: int) -> list:
 def multiseed(corpus: CorpusSnapshot, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
     """Run the bench (without token counts) over every seed in multiseed.seeds."""
     p, files = read_parameters_and_corpus(params, corpus)
-    inputs = SeedInputs(read_scenario_spec(Path(p.scenario.file)), tuple(files),
+    inputs = SeedInputs(read_scenario_source(Path(p.scenario.file)), tuple(files),
                         p.scenario.shape(), p.policies, p.extractor)
     seeds = p.multiseed.seeds
-    counts = run_seeds(inputs, seeds, p.multiseed.workers)
+    if seed_matters(inputs.spec):
+        counts = run_seeds(inputs, seeds, p.multiseed.workers)
+    else:  # every session given: each seed builds the same scenario, so run it once
+        counts = run_seeds(inputs, seeds[:1], 1) * len(seeds)
     data = {"seeds": list(seeds),
             "runs": [{"seed": seed, "counts": c} for seed, c in zip(seeds, counts)]}
     with staged_outputs() as outputs:

@@ -30,6 +30,7 @@ from membench.io.tables import audit_from_table, result_from_tables, user_outcom
 from membench.memory.policies import build_policies, without_embeddings
 from membench.reporting.charts import report_images
 from membench.reporting.report import ReportInputs, render_report
+from membench.reporting.story import is_article_story
 from membench.scoring.metrics import detailed, summary
 from membench.scoring.multiseed import counts_from_json
 from membench.scoring.results import ResultsTable
@@ -105,6 +106,8 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
         exchanges=built.exchanges, article=published, trace_fact=TRACE_FACT,
         multiseed=per_seed, images=report_images(out, charts, templates), audit=audit_from_table(read_parquet(audit)),
         user_outcomes=user_rows,
+        article_story=is_article_story(built.facts, published, manifest.get("format") == 2),
+        facts=built.facts, extractor=p.extractor,
     ))
     with staged_outputs() as outputs:
         outputs.text(out, text)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -17,9 +16,10 @@ from membench.commands.common import (
     read_parameters_and_corpus,
 )
 from membench.io.outputs import staged_outputs
-from membench.io.scenario_file import read_scenario_spec
+from membench.io.scenario_file import read_scenario_source, scenario_sha256
 from membench.io.tables import scenario_tables
-from membench.scenario.build import build_scenario
+from membench.scenario.sources import build_any
+from membench.scenario.given_manifest import format2_manifest
 
 
 @fails_cleanly
@@ -27,8 +27,8 @@ def scenario(corpus: CorpusSnapshot, out: OutFile, params: ParamsFile = PARAMS_F
     """Build the sessions, exchanges, fact versions and probes."""
     p, files = read_parameters_and_corpus(params, corpus)
     spec_path = Path(p.scenario.file)
-    spec = read_scenario_spec(spec_path)
-    built = build_scenario(spec, files, p.scenario.shape())
+    source = read_scenario_source(spec_path)
+    built = build_any(source, files, p.scenario.shape())
     metadata = pq.read_schema(corpus).metadata or {}
     manifest = {
         "seed": built.seed,
@@ -39,12 +39,13 @@ def scenario(corpus: CorpusSnapshot, out: OutFile, params: ParamsFile = PARAMS_F
         "probes": len(built.probes),
         "probe_days": list(built.probe_days),
         "scenario_file": spec_path.as_posix(),
-        "scenario_file_sha256": hashlib.sha256(spec_path.read_bytes()).hexdigest(),
+        "scenario_file_sha256": scenario_sha256(spec_path),
         "corpus_root": metadata.get(b"membench.corpus_root", b"").decode(),
         "corpus_glob": metadata.get(b"membench.corpus_glob", b"").decode(),
         "corpus_sha256": metadata.get(b"membench.corpus_sha256", b"").decode(),
         "corpus_files": len(files),
         "lines_per_reply": p.scenario.lines_per_reply,
+        **format2_manifest(source, built),  # nothing for a format-1 story
     }
     with staged_outputs() as outputs:
         for name, table in scenario_tables(built).items():

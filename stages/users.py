@@ -18,10 +18,11 @@ from membench.commands.common import (
 )
 from membench.extraction.extractors import EXTRACTORS
 from membench.io.outputs import staged_outputs
-from membench.io.scenario_file import read_scenario_spec
+from membench.io.scenario_file import read_scenario_source
 from membench.io.tables import user_outcomes_table
 from membench.memory.policies import build_policies, without_embeddings
 from membench.scenario.deployment import build_user_scenarios
+from membench.scenario.spec import ScenarioSpec
 from membench.scoring.users import build_deployment, run_deployment
 
 
@@ -29,9 +30,10 @@ from membench.scoring.users import build_deployment, run_deployment
 def users(corpus: CorpusSnapshot, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
     """Run every policy without embeddings per user and on one shared store."""
     p, files = read_parameters_and_corpus(params, corpus)
-    spec = read_scenario_spec(Path(p.scenario.file))
+    spec = read_scenario_source(Path(p.scenario.file))
+    others = spec.users if isinstance(spec, ScenarioSpec) else ()  # format 2: one user
     rows = []
-    if spec.users:
+    if others:
         deployment = build_deployment(build_user_scenarios(spec, files, p.scenario.shape()),
                                       EXTRACTORS[p.extractor])
         # Dense policies would need every user's texts embedded; they are left out here.
@@ -39,4 +41,4 @@ def users(corpus: CorpusSnapshot, out: OutFile, params: ParamsFile = PARAMS_FILE
                               progress=progress)
     with staged_outputs() as outputs:
         outputs.parquet(out, user_outcomes_table(rows))
-    typer.echo(f"users: {1 + len(spec.users)} user(s), {len(rows)} probe outcomes", err=True)
+    typer.echo(f"users: {1 + len(others)} user(s), {len(rows)} probe outcomes", err=True)

@@ -51,7 +51,7 @@ def day_ten_run(default_params, repo_root):
     return run_in_memory(params, root=repo_root)
 
 
-def test_a_finding_without_its_premise_says_not_measured(day_ten_run):
+def test_a_finding_without_its_premise_says_it_does_not_apply(day_ten_run):
     table = ResultsTable(day_ten_run.result)
     assert not table.probed(changed=True) and not table.probed(deleted=True)
     text = _report(day_ten_run)
@@ -60,7 +60,7 @@ def test_a_finding_without_its_premise_says_not_measured(day_ten_run):
     assert findings and not any(" of 0 " in line for line in findings)
     assert "no probe on a changed fact still live or on a deleted fact" in \
         _paragraph(text, "Keeping everything.")
-    assert "Not measured in this run: no probe on a deleted fact." in \
+    assert "Does not apply to this run: no probe on a deleted fact." in \
         _paragraph(text, "Redaction.")
     assert "Not measured" not in _paragraph(text, "Short-term memory alone.")
 

@@ -84,7 +84,7 @@ def read_scenario(directory: Path) -> Scenario:
     return scenario_from_tables(read_parquet(directory / "exchanges.parquet"),
                                 read_parquet(directory / "facts.parquet"),
                                 read_parquet(directory / "probes.parquet"),
-                                seed=manifest["seed"])
+                                seed=manifest["seed"], manifest=manifest)
 
 
 def progress(message: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from membench.extraction.extractors import EXTRACTORS, FactRecord
 from membench.io.corpus import Corpus, read_corpus
-from membench.io.scenario_file import read_scenario_spec
+from membench.io.scenario_file import read_scenario_source
 from membench.io.vocabulary import load_token_counter
 from membench.memory.policies import (
     Policy,
@@ -20,8 +20,8 @@ from membench.plugins import load_plugins
 from membench.retrieval.embedding_cache import text_sha256
 from membench.retrieval.indexing import embedding_texts
 from membench.retrieval.retrievers import IndexCache
-from membench.scenario.build import build_scenario
 from membench.scenario.model import Scenario
+from membench.scenario.sources import build_any
 from membench.scoring.bench import BenchResult, Progress, run_bench
 
 
@@ -39,9 +39,9 @@ def run_in_memory(params: Params, root: Path = Path("."), vocabulary: Path | Non
     """With dense=False the policies that need embeddings are left out (no model load, fast)."""
     s = params.scenario
     counter = load_token_counter(vocabulary)
-    spec = read_scenario_spec(root / s.file)
+    spec = read_scenario_source(root / s.file)
     corpus = read_corpus(s.corpus.source, s.corpus.glob, s.corpus.exclude, base=root)
-    scenario = build_scenario(spec, corpus.files, s.shape())
+    scenario = build_any(spec, corpus.files, s.shape())
     load_plugins()
     records = EXTRACTORS[params.extractor](scenario)
     policies = build_policies(params.policies)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from membench.extraction.extractors import FactRecord, RecordAction
+from membench.io import given_tables as given
 from membench.scenario.build import CorpusText
 from membench.scenario.model import (
     Deletion,
@@ -104,6 +105,11 @@ STORED_SCHEMA = pa.schema([
     pa.field("tokens", pa.int32(), nullable=False),
 ])
 
+# Format 2 (membench.io.given_tables): the format-1 columns, then the format-2 ones.
+EXCHANGES_FORMAT2_SCHEMA = given.extended(EXCHANGES_SCHEMA, given.EXCHANGES_FORMAT2_COLUMNS)
+PROBES_FORMAT2_SCHEMA = given.extended(PROBES_SCHEMA, given.PROBES_FORMAT2_COLUMNS)
+OUTCOMES_FORMAT2_SCHEMA = given.extended(OUTCOMES_SCHEMA, given.OUTCOMES_FORMAT2_COLUMNS)
+
 AUDIT_SCHEMA = pa.schema([
     pa.field("policy", pa.string(), nullable=False),
     pa.field("day", pa.int32(), nullable=False),
@@ -139,6 +145,8 @@ def corpus_from_table(table: pa.Table) -> list[CorpusText]:
 
 
 def scenario_tables(scenario: Scenario) -> dict[str, pa.Table]:
+    if scenario.scoring is not None:
+        return _format2_scenario_tables(scenario)
     exchanges = [{"index": e.index, "day": e.day, "slot": e.slot, "kind": e.kind.value,
                   "user": e.user, "assistant": e.assistant, "fact_key": e.fact_key,
                   "source": e.source} for e in scenario.exchanges]
@@ -155,8 +163,35 @@ def scenario_tables(scenario: Scenario) -> dict[str, pa.Table]:
             "probes": _table(PROBES_SCHEMA, probes)}
 
 
+def _format2_scenario_tables(scenario: Scenario) -> dict[str, pa.Table]:
+    exchanges = [{**vars(e), "kind": e.kind.value} for e in scenario.exchanges]
+    probes = [{"day": p.day, "fact_key": p.fact_key, "form": p.form_name,
+               "question": p.question, **extra}
+              for p, extra in zip(scenario.probes, given.format2_probe_rows(scenario))]
+    return {"exchanges": _table(EXCHANGES_FORMAT2_SCHEMA, exchanges),
+            "facts": _table(given.FACTS_FORMAT2_SCHEMA, given.format2_fact_rows(scenario)),
+            "probes": _table(PROBES_FORMAT2_SCHEMA, probes)}
+
+
+def _format2_scenario(exchanges: pa.Table, facts: pa.Table, probes: pa.Table, seed: int,
+                      manifest: dict) -> Scenario:
+    return Scenario(
+        manifest["sessions"], manifest["exchanges_per_session"], seed,
+        tuple(given.fact_from_row(r)
+              for r in _rows(facts, given.FACTS_FORMAT2_SCHEMA, "facts")),
+        tuple(given.exchange_from_row(r)
+              for r in _rows(exchanges, EXCHANGES_FORMAT2_SCHEMA, "exchanges")),
+        tuple(given.probe_from_row(r) for r in _rows(probes, PROBES_FORMAT2_SCHEMA, "probes")),
+        scoring=manifest["scoring"],
+        segments=tuple((s["id"], s["first_day"], s["last_day"])
+                       for s in manifest["scenarios"]))
+
+
 def scenario_from_tables(exchanges: pa.Table, facts: pa.Table, probes: pa.Table,
-                         seed: int) -> Scenario:
+                         seed: int, manifest: dict | None = None) -> Scenario:
+    """manifest: the scenario stage's, which says whether the tables are format 2."""
+    if manifest is not None and manifest.get("scoring"):
+        return _format2_scenario(exchanges, facts, probes, seed, manifest)
     exchange_rows = _rows(exchanges, EXCHANGES_SCHEMA, "exchanges")
     fact_objects = tuple(
         Fact(key=r["key"], literal=r["literal"], paraphrase=r["paraphrase"],
@@ -200,6 +235,10 @@ def index_from_table(table: pa.Table) -> dict[tuple[str, int], tuple[list[int], 
 
 
 def outcomes_table(rows: Sequence[OutcomeRow]) -> pa.Table:
+    if any(r.probe_id is not None for r in rows):  # format 2
+        return _table(OUTCOMES_FORMAT2_SCHEMA, [
+            {**vars(r), "retrieved": list(r.retrieved) if r.retrieved is not None else None,
+             "tags": given.tags_cell(r.tags)} for r in rows])
     return _table(OUTCOMES_SCHEMA, [
         {**vars(r), "retrieved": list(r.retrieved) if r.retrieved is not None else None}
         for r in rows
@@ -211,10 +250,13 @@ def stored_table(rows: Sequence[StoredRow]) -> pa.Table:
 
 
 def result_from_tables(outcomes: pa.Table, stored: pa.Table) -> BenchResult:
+    format2 = "probe_id" in outcomes.schema.names
+    schema = OUTCOMES_FORMAT2_SCHEMA if format2 else OUTCOMES_SCHEMA
     return BenchResult(
         tuple(OutcomeRow(**{**r, "retrieved": tuple(r["retrieved"])
-                            if r["retrieved"] is not None else None})
-              for r in _rows(outcomes, OUTCOMES_SCHEMA, "outcomes")),
+                            if r["retrieved"] is not None else None,
+                            **({"tags": given.tags_from_cell(r["tags"])} if format2 else {})})
+              for r in _rows(outcomes, schema, "outcomes")),
         tuple(StoredRow(**r) for r in _rows(stored, STORED_SCHEMA, "stored")),
     )
 

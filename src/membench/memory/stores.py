@@ -27,7 +27,8 @@ class Memory:
         self.scenario = scenario
         self.day = day
         self.exchanges: tuple[Exchange, ...] = scenario.exchanges_through(day)
-        self.records = records_through(records, day)
+        first = scenario.first_day(day)  # a joined benchmark: this scenario's records only
+        self.records = [r for r in records_through(records, day) if r.day >= first]
         self._indexes = indexes
         self._documents: dict[str, tuple[Document, ...]] = {}
         self._texts: dict[str, str] = {}

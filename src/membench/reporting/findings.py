@@ -23,8 +23,15 @@ class Probes:
 
 
 LIVE = Probes("a live fact", {"deleted": False})
+# A run without a finding's premise probes: the finding does not apply (rather than being
+# left unmeasured for want of a policy).
+DOES_NOT_APPLY = "does not apply: "
 CHANGED = Probes("a changed fact still live", {"changed": True, "deleted": False})
 DELETED = Probes("a deleted fact", {"deleted": True})
+# Findings that compare or quote a probe form need it in the run (a format-2 dataset may
+# have one form, or forms of its own).
+LITERAL = Probes("a literal question", {"form": "literal"})
+PARAPHRASE = Probes("a paraphrased question", {"form": "paraphrase"})
 
 
 @dataclass(frozen=True)
@@ -44,7 +51,7 @@ class Finding:
             return f"{', '.join(missing)} not in this run"
         lacking = [p.what for p in self.probes if not table.probed(**p.where)]
         if lacking:
-            return f"no probe on {' or on '.join(lacking)}"
+            return f"{DOES_NOT_APPLY}no probe on {' or on '.join(lacking)}"
         return None
 
 
@@ -177,19 +184,19 @@ def _memory_tool(t: ResultsTable, labels: Labels) -> str:
 
 FINDINGS: tuple[Finding, ...] = (
     Finding("short_term", "Short-term memory alone.",
-            ("session_buffer", "last_n_exchanges"), (LIVE,), _short_term,
+            ("session_buffer", "last_n_exchanges"), (LIVE, LITERAL, PARAPHRASE), _short_term,
             "The session buffer and the last-20 window return the current value for fewer "
             "than half of the live probes, in both forms.",
             lambda c: all(2 * c[p][f]["current"] < _live(c, p, f)
                           for p in ("session_buffer", "last_n_exchanges") for f in FORMS)),
     Finding("keep_everything", "Keeping everything.", ("full_transcript", "fact_log"),
-            (CHANGED, DELETED), _keep_everything,
+            (CHANGED, DELETED, LITERAL), _keep_everything,
             "The full transcript and the fact log conflict on changed facts and leak every "
             "deleted fact, in both forms.",
             lambda c: all(c[p][f]["conflict"] > 0 and c[p][f]["leaked"] == _deleted(c, p, f)
                           for p in ("full_transcript", "fact_log") for f in FORMS)),
     Finding("paraphrase_gap", "Lexical retrieval and reworded questions.",
-            ("bm25_transcript", "bm25_fact_log"), (LIVE,), _lexical,
+            ("bm25_transcript", "bm25_fact_log"), (LIVE, LITERAL, PARAPHRASE), _lexical,
             "BM25 (over the transcript and over the fact log) puts the current value in "
             "front of the model for fewer paraphrases than literal probes.",
             lambda c: all(_found(c, p, "paraphrase") < _found(c, p, "literal")
@@ -263,7 +270,7 @@ def _profile_only(t: ResultsTable, labels: Labels) -> str:
 # The retrieval section's findings: sentences only, no claim the seeds could check (the
 # multi-seed run leaves out the dense policies).
 RETRIEVAL_FINDINGS: tuple[Finding, ...] = (
-    Finding("paraphrase_gap_closed", "The paraphrase gap.", TRIO, (LIVE,),
+    Finding("paraphrase_gap_closed", "The paraphrase gap.", TRIO, (LIVE, PARAPHRASE),
             _paraphrase_gap_closed),
     Finding("recall_brings_conflicts", "Conflicts and leaks come back with recall.", TRIO,
             (CHANGED, DELETED), _recall_brings_conflicts),
@@ -280,7 +287,11 @@ def finding_paragraphs(table: ResultsTable, labels: Labels,
     out = []
     for finding in findings:
         why = finding.absent(table, list(labels))
-        body = f"Not measured in this run: {why}." if why else finding.sentence(table, labels)
+        if why and why.startswith(DOES_NOT_APPLY):
+            body = f"Does not apply to this run: {why.removeprefix(DOES_NOT_APPLY)}."
+        else:
+            body = f"Not measured in this run: {why}." if why else finding.sentence(table,
+                                                                                   labels)
         out.append(f"**{finding.headline}** {body}")
     return out
 

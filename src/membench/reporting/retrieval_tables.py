@@ -23,7 +23,7 @@ def _row(table: ResultsTable, policy: str) -> str:
 
 
 def retrieval_section(table: ResultsTable, labels: Mapping[str, str],
-                      exchanges: Sequence[Exchange], trace_fact: str,
+                      exchanges: Sequence[Exchange], trace_fact: str | None,
                       last_day: int) -> list[str]:
     """Every policy of the run that retrieves gets a row, so a new retriever is compared
     without an edit here."""
@@ -44,6 +44,6 @@ def retrieval_section(table: ResultsTable, labels: Mapping[str, str],
         "\n\n".join(finding_paragraphs(table, labels, RETRIEVAL_FINDINGS)),
     ]
     for policy in ("bm25_transcript", "bm25_stemmed_transcript"):
-        if policy in compared:
+        if policy in compared and trace_fact is not None:  # the article's story only
             parts.append(trace(table, exchanges, policy, trace_fact, last_day))
     return parts

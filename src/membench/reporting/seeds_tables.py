@@ -33,7 +33,9 @@ def _verdict_table(default_seed: int, results: Sequence[Verdict]) -> str:
            "|---|---|---:|---|"]
     for v in results:
         if v.absent:
-            out.append(f"| {v.finding.claim} | not measured: {v.absent} | – | – |")
+            why = v.absent if v.absent.startswith("does not apply") else \
+                f"not measured: {v.absent}"
+            out.append(f"| {v.finding.claim} | {why} | – | – |")
             continue
         failing = ", ".join(map(str, v.failing_seeds)) or "none"
         out.append(f"| {v.finding.claim} | {'holds' if v.default else 'does not hold'} | "
@@ -51,7 +53,7 @@ def _verdict_sentence(results: Sequence[Verdict], seeds: int) -> str:
                 f"Not on every seed: {', '.join(some) or 'none'}.")
     absent = [f"`{v.finding.id}`" for v in results if v.absent]
     if absent:
-        sentence += f" Not measured in this run: {', '.join(absent)}."
+        sentence += f" Not measured or not applying in this run: {', '.join(absent)}."
     return sentence
 
 

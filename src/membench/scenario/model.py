@@ -10,6 +10,7 @@ class ExchangeKind(str, Enum):
     STATEMENT = "statement"  # the user states or changes a fact
     DELETION = "deletion"  # the user asks the assistant to forget a fact
     FILLER = "filler"  # an ordinary question answered with source code
+    TURN = "turn"  # a given turn of a format-2 conversation, replayed as written
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,8 @@ class FactVersion:
     slot: int
     value: str
     statement: str
+    turns: tuple[str, ...] = ()  # format 2: the turn ids that state it
+    answers: tuple[str, ...] = ()  # format 2: accepted spellings for value scoring
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,7 @@ class Deletion:
     day: int
     slot: int
     request: str
+    turn: str | None = None  # format 2: the turn id that asks to forget
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,9 @@ class Fact:
     paraphrase: str
     versions: tuple[FactVersion, ...]
     deletion: Deletion | None = None
+    # format 2: every deletion in order (a fact may be re-stated after one); `deletion` is
+    # then the last one only if no version follows it
+    deletions: tuple[Deletion, ...] = ()
 
     @property
     def deleted_at(self) -> int | None:
@@ -53,9 +60,15 @@ class Exchange:
     assistant: str
     fact_key: str | None = None  # gold label, read only by the perfect extractor
     source: str | None = None  # where a filler reply's code came from: "path:first-last"
+    turn_id: str | None = None  # format 2: a given turn (its text is in `user`)
+    speaker: str | None = None  # format 2: who said the given turn
+    date: str | None = None  # format 2: the session's ISO date, when given
 
     def line(self) -> str:
         """The exchange as every store keeps it: dated, user then assistant."""
+        if self.turn_id is not None:
+            when = f"day {self.day}, {self.date}" if self.date else f"day {self.day}"
+            return f"[{when}] {self.speaker}: {self.user}"
         return f"[day {self.day}] user: {self.user} / assistant: {self.assistant}"
 
 
@@ -68,8 +81,21 @@ class ProbeForm(str, Enum):
 class Probe:
     day: int  # asked at the end of this session
     fact_key: str
-    form: ProbeForm
+    form: ProbeForm | str  # format 2: free text
     question: str
+    id: str | None = None  # format 2
+    evidence: tuple[str, ...] = ()  # format 2, abstention probes: the false premise's turns
+    tags: tuple[tuple[str, str], ...] = ()  # format 2: (name, value), sorted by name
+    scenario: str | None = None  # format 2: the scenario id (a benchmark holds several)
+
+    @property
+    def form_name(self) -> str:
+        return self.form.value if isinstance(self.form, ProbeForm) else self.form
+
+    @property
+    def abstention(self) -> bool:
+        """Format 2: expects nothing (fact_key is empty)."""
+        return not self.fact_key
 
 
 @dataclass(frozen=True)
@@ -80,6 +106,17 @@ class Scenario:
     facts: tuple[Fact, ...]
     exchanges: tuple[Exchange, ...]
     probes: tuple[Probe, ...]
+    # format 2: "value" or "evidence" (None: format 1, the value rule); segments: per
+    # scenario of a benchmark, (id, first day, last day) on the one shared day line
+    scoring: str | None = None
+    segments: tuple[tuple[str, int, int], ...] = ()
+
+    def first_day(self, day: int) -> int:
+        """The first day of the scenario `day` belongs to (1 unless several are joined)."""
+        return next((first for _, first, last in self.segments if first <= day <= last), 1)
+
+    def segment_of(self, day: int) -> str | None:
+        return next((sid for sid, first, last in self.segments if first <= day <= last), None)
 
     def fact(self, key: str) -> Fact:
         for fact in self.facts:
@@ -88,7 +125,8 @@ class Scenario:
         raise KeyError(key)
 
     def exchanges_through(self, day: int) -> tuple[Exchange, ...]:
-        return tuple(e for e in self.exchanges if e.day <= day)
+        first = self.first_day(day)
+        return tuple(e for e in self.exchanges if first <= e.day <= day)
 
     @property
     def probe_days(self) -> tuple[int, ...]:

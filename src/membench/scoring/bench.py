@@ -10,6 +10,8 @@ from membench.memory.policies import Policy
 from membench.memory.stores import Memory
 from membench.retrieval.retrievers import IndexCache
 from membench.scenario.model import Scenario
+from membench.scoring.evidence import EvidenceScorer
+from membench.scoring.given_rows import format2_fields
 from membench.scoring.rules import outcome
 
 Progress = Callable[[str], None]
@@ -31,6 +33,12 @@ class OutcomeRow:
     # Did the exchange that stated the current value make it into the top-k? (recall@k of
     # the gold evidence; None for policies that retrieve nothing and for deleted facts)
     gold_retrieved: bool | None = None
+    # format 2 only (None / () otherwise): see membench.scoring.given_rows
+    scenario: str | None = None
+    probe_id: str | None = None
+    tags: tuple[tuple[str, str], ...] = ()
+    value_outcome: str | None = None
+    evidence_outcome: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,10 +77,12 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
     indexes = indexes or IndexCache()
     outcomes: list[OutcomeRow] = []
     stored: list[StoredRow] = []
+    scorer = EvidenceScorer(scenario, records) if scenario.scoring else None
     for day in scenario.probe_days:
         memory = Memory(scenario, records, day, indexes)
         probes = [p for p in scenario.probes if p.day == day]
-        golds = {p.fact_key: gold_evidence(scenario, p.fact_key, day) for p in probes}
+        golds = {} if scorer else {p.fact_key: gold_evidence(scenario, p.fact_key, day)
+                                   for p in probes}
         if progress:
             progress(f"day {day}: {len(policies)} policies x {len(probes)} probes")
         day_outcomes: list[OutcomeRow] = []
@@ -82,6 +92,15 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
                 day_stored.append((StoredRow(policy.id, day, store, len(memory.lines(store)),
                                              tokens=0), memory.text(store)))  # counted below
             for probe in probes:
+                if scorer is not None:  # format 2
+                    injection = policy.inject(memory, probe.question)
+                    day_outcomes.append(OutcomeRow(
+                        policy=policy.id, form=probe.form_name, day=day,
+                        question=probe.question, injected_tokens=0,
+                        context=injection.context, retrieved=injection.retrieved,
+                        **format2_fields(scenario, scorer, probe, day, injection.context,
+                                         injection.retrieved)))
+                    continue
                 fact = scenario.fact(probe.fact_key)
                 injection = policy.inject(memory, probe.question)
                 context = injection.context

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 from membench.extraction.extractors import EXTRACTORS
 from membench.memory.policies import PolicySettings, build_policies, without_embeddings
-from membench.scenario.build import CorpusText, ScenarioShape, build_scenario
-from membench.scenario.spec import ScenarioSpec
+from membench.scenario.build import CorpusText, ScenarioShape
+from membench.scenario.sources import ScenarioSource, build_any
 from membench.scoring.bench import run_bench
 from membench.scoring.results import OUTCOMES, Counts, ResultsTable
 
@@ -20,7 +20,7 @@ from membench.scoring.results import OUTCOMES, Counts, ResultsTable
 @dataclass(frozen=True)
 class SeedInputs:
     """Everything one seed's run needs besides the seed itself."""
-    spec: ScenarioSpec
+    spec: ScenarioSource
     corpus: tuple[CorpusText, ...]
     shape: ScenarioShape
     settings: PolicySettings
@@ -32,7 +32,7 @@ def _no_tokens(texts: Sequence[str]) -> list[int]:
 
 
 def counts_for_seed(inputs: SeedInputs, seed: int) -> Counts:
-    scenario = build_scenario(inputs.spec, inputs.corpus, replace(inputs.shape, seed=seed))
+    scenario = build_any(inputs.spec, inputs.corpus, replace(inputs.shape, seed=seed))
     records = EXTRACTORS[inputs.extractor](scenario)
     # Dense policies need every seed's texts embedded (about 15 s a seed on 2 cores);
     # the multi-seed table covers the lexical and stored-memory policies only.

@@ -17,6 +17,10 @@ OUTCOMES = tuple(o.value for o in Outcome)
 Counts = dict[str, dict[str, dict[str, int]]]
 
 
+def is_abstention(row: OutcomeRow) -> bool:
+    return row.probe_id is not None and not row.fact_key
+
+
 @dataclass(frozen=True)
 class FormSummary:
     policy: str
@@ -39,11 +43,20 @@ class ResultsTable:
     policy keeps per day) rides along because the same tables print it beside the counts."""
 
     def __init__(self, result: BenchResult) -> None:
-        self.rows = result.outcomes
+        # Format-2 abstention probes expect no fact: kept apart from every outcome count
+        # (membench.reporting.given_sections reports them).
+        self.abstentions = tuple(r for r in result.outcomes if is_abstention(r))
+        self.rows = tuple(r for r in result.outcomes if not is_abstention(r))
         self.stored = result.stored
         self._by_policy_form: dict[tuple[str, str], list[OutcomeRow]] = {}
         for row in self.rows:
             self._by_policy_form.setdefault((row.policy, row.form), []).append(row)
+        # A format-2 run may have other probe forms and outcomes (partial, premise, ...):
+        # the article's come first, always, so a format-1 table is unchanged.
+        self.forms = FORMS + tuple(dict.fromkeys(
+            r.form for r in self.rows if r.form not in FORMS))
+        self.outcomes = OUTCOMES + tuple(sorted(
+            {r.outcome for r in self.rows} - set(OUTCOMES)))
 
     @property
     def policies(self) -> tuple[str, ...]:
@@ -51,7 +64,7 @@ class ResultsTable:
         return tuple(dict.fromkeys(policy for policy, _ in self._by_policy_form))
 
     def select(self, policy: str, form: str | None = None, **where) -> list[OutcomeRow]:
-        forms = FORMS if form is None else (form,)
+        forms = self.forms if form is None else (form,)
         return [r for f in forms for r in self._by_policy_form.get((policy, f), ())
                 if all(getattr(r, k) == v for k, v in where.items())]
 
@@ -80,9 +93,9 @@ class ResultsTable:
         """Outcome counts and mean injected tokens per policy and form, zeros included."""
         out = []
         for policy in policy_ids:
-            for form in FORMS:
+            for form in self.forms:
                 rows = self.select(policy, form)
-                counts = dict.fromkeys(OUTCOMES, 0)
+                counts = dict.fromkeys(self.outcomes, 0)
                 for row in rows:
                     counts[row.outcome] += 1
                 out.append(FormSummary(policy, form, counts, len(rows),
@@ -98,7 +111,7 @@ class ResultsTable:
     def by_day(self, policy_ids: Sequence[str]) -> dict[tuple[str, int, str], int]:
         """Probes of both forms per (policy, day, outcome), zeros included."""
         days = sorted({r.day for r in self.rows})
-        counts = {(p, d, o): 0 for p in policy_ids for d in days for o in OUTCOMES}
+        counts = {(p, d, o): 0 for p in policy_ids for d in days for o in self.outcomes}
         for r in self.rows:
             if r.policy in policy_ids:
                 counts[(r.policy, r.day, r.outcome)] += 1
