@@ -52,7 +52,7 @@ class ImportRun:
                 "dropped": len(dropped),
                 "probes_by_category": dict(sorted(kept.items())),
                 "dropped_by_category": dict(sorted(Counter(
-                    d.category or "none" for d in dropped).items())),
+                    d.category or "unknown" for d in dropped).items())),
                 "sessions": sum(s["sessions"] for s in self.summaries),
                 "turns": sum(s["turns"] for s in self.summaries),
                 "facts": sum(s["facts"] for s in self.summaries),
