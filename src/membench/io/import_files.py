@@ -89,8 +89,10 @@ def iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
                             break
                         except json.JSONDecodeError as error:
                             if not buffer.more():
-                                raise ImportFileError(
-                                    f"{path}: item {index} is not valid JSON: {error.msg}") from None
+                                problem = ("the file ends inside it (truncated?)"
+                                           if error.pos >= len(buffer.text.rstrip())
+                                           else f"not valid JSON: {error.msg}")
+                                raise ImportFileError(f"{path}: item {index}: {problem}") from None
                     buffer.pos = end
                     yield index, item
                     index += 1
