@@ -132,3 +132,9 @@ def test_a_repeated_turn_id_keeps_both_turns_but_is_no_evidence():
 def test_a_malformed_item_is_an_error_naming_it(item, message):
     with pytest.raises(SourceItemError, match="^" + re.escape(message)):
         convert(3, item)
+
+
+def test_a_category_given_as_text_is_read_as_its_number():
+    qa = [{"question": "Drink?", "answer": "tea", "evidence": ["D1:2"], "category": "4"}]
+    converted = convert(0, _conversation(qa=qa))
+    assert converted.scenario["probes"][0]["tags"] == {"category": "single-hop"}

@@ -151,6 +151,8 @@ def convert(index: int, item: Any) -> Converted:
         expect(f"{where}.{at}", entry, dict, "a question object")
         question = member(f"{where}.{at}", entry, "question", str, "the question's text")
         number = entry.get("category")
+        if isinstance(number, str) and number.strip().isdigit():
+            number = int(number)  # "4" read as 4
         category = CATEGORIES.get(number) if isinstance(number, int) else None
         raw = entry.get("evidence", [])
         drop = None
