@@ -76,8 +76,8 @@ def _malformed(tmp_path: Path, repo_root: Path) -> list[tuple[str, Path, str]]:
         "object.json": ("locomo", '{"qa": []}', "object.json: expected a JSON array"),
         "numbers.json": ("locomo", "[1, 2]", "numbers.json: item 0: expected a JSON object"),
         "broken-turn.json": ("locomo", json.dumps(broken),
-                             "broken-turn.json: item 1 (ex-2).conversation.session_2[0]: "
-                             "missing field 'text'"),
+                             ("broken-turn.json: item 1 (ex-2).conversation.session_2[0]: "
+                              "missing field 'text'")),
         "not-jsonl.jsonl": ("letta", letta.splitlines()[0] + "\nnot json\n",
                             "not-jsonl.jsonl: line 2 is not valid JSON"),
         "latin1.json": ("locomo", None, "latin1.json: not UTF-8 text"),

@@ -104,8 +104,8 @@ def test_an_unreadable_date_keeps_the_file_order_undated():
 
 
 @pytest.mark.parametrize(("changes", "message"), [
-    ({"haystack_dates": ["2023/01/01"]}, "item 4 (q1): haystack_session_ids (2), "
-                                         "haystack_dates (1) and haystack_sessions (2) differ"),
+    ({"haystack_dates": ["2023/01/01"]}, ("item 4 (q1): haystack_session_ids (2), "
+                                          "haystack_dates (1) and haystack_sessions (2) differ")),
     ({"question_type": 3}, "item 4 (q1).question_type: expected the question type, got int"),
     ({"haystack_sessions": [[{"role": "user"}], []]},
      "item 4 (q1).haystack_sessions[0][0]: missing field 'content'"),

@@ -16,7 +16,6 @@ from membench.importers.model import (
     Dropped,
     Importer,
     Normalised,
-    SourceItemError,
     abstention_probe,
     answer_text,
     expect,
@@ -34,7 +33,7 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 
 ADVERSARIAL = 5
 SESSION = re.compile(r"session_(\d+)")
 DATE = re.compile(r"\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?"
-                  r"\s+(\d{4})\s*", re.I)
+                  r"\s+(\d{4})\s*", re.IGNORECASE)
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 EVIDENCE = re.compile(r"[Dd]\s*:?\s*0*(\d+)\s*:\s*0*(\d+)")
 SEPARATORS = re.compile(r"[;,\s]+")
