@@ -158,3 +158,21 @@ def test_an_array_is_read_one_item_at_a_time_across_chunks(tmp_path, monkeypatch
     (tmp_path / "trailing.json").write_text('[{"a": 1}] x')
     with pytest.raises(ImportFileError, match="text after the JSON array"):
         list(iter_json_array(tmp_path / "trailing.json"))
+
+
+def test_a_mistake_inside_an_item_is_reported_without_reading_on(tmp_path, monkeypatch):
+    monkeypatch.setattr(import_files, "CHUNK", 64)
+    reads = []
+    real = import_files._Buffer.more
+
+    def counted(self):
+        reads.append(1)
+        return real(self)
+
+    monkeypatch.setattr(import_files._Buffer, "more", counted)
+    path = tmp_path / "bad.json"
+    items = ['{"a": "%s"}' % ("x" * 40)] * 2 + ['{"a": nope, "b": 1}'] + ['{"c": 1}'] * 5000
+    path.write_text("[" + ", ".join(items) + "]")
+    with pytest.raises(ImportFileError, match="item 2: not valid JSON: Expecting value"):
+        list(iter_json_array(path))
+    assert len(reads) < 10  # the 5,000 items after the mistake are never read

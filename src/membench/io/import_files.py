@@ -64,6 +64,14 @@ class _Buffer:
                 return ""
 
 
+def _cut_short(error: json.JSONDecodeError, text: str, margin: int) -> bool:
+    """Whether the decoder may have stopped because the item goes on past the text read so
+    far (a cut literal or number ends within `margin` characters of it) rather than at a
+    mistake inside the item, which is reported at once, without reading the rest."""
+    return (error.msg.startswith("Unterminated string")
+            or error.pos >= len(text.rstrip()) - margin)
+
+
 def iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
     """(index, element) for each element of the file's top-level JSON array, one at a time."""
     decoder = json.JSONDecoder()
@@ -88,11 +96,12 @@ def iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
                             item, end = decoder.raw_decode(buffer.text, buffer.pos)
                             break
                         except json.JSONDecodeError as error:
-                            if not buffer.more():
-                                problem = ("the file ends inside it (truncated?)"
-                                           if error.pos >= len(buffer.text.rstrip())
-                                           else f"not valid JSON: {error.msg}")
-                                raise ImportFileError(f"{path}: item {index}: {problem}") from None
+                            if _cut_short(error, buffer.text, 8) and buffer.more():
+                                continue
+                            problem = ("the file ends inside it (truncated?)"
+                                       if _cut_short(error, buffer.text, 0)
+                                       else f"not valid JSON: {error.msg}")
+                            raise ImportFileError(f"{path}: item {index}: {problem}") from None
                     buffer.pos = end
                     yield index, item
                     index += 1
