@@ -48,10 +48,12 @@ class _Buffer:
         if self.eof:
             return False
         block = self.stream.read(max(CHUNK, len(self.text) - self.pos))  # doubles a long item
+        if not block:
+            self.eof = True
+            return False
         self.text = self.text[self.pos:] + block
         self.pos = 0
-        self.eof = not block
-        return bool(block)
+        return True
 
     def next_char(self) -> str:
         """The next non-blank character (not consumed), or "" at the end of the file."""
