@@ -155,6 +155,9 @@ def test_an_array_is_read_one_item_at_a_time_across_chunks(tmp_path, monkeypatch
     assert list(iter_json_array(path)) == list(enumerate(items))
     (tmp_path / "empty.json").write_text("[ ]")
     assert list(iter_json_array(tmp_path / "empty.json")) == []
+    (tmp_path / "cut.json").write_text('[{"a": 1}, {"a": "%s", "b": [1, 2' % ("x" * 30))
+    with pytest.raises(ImportFileError, match=r"item 1: the file ends inside it \(truncated"):
+        list(iter_json_array(tmp_path / "cut.json"))
     (tmp_path / "trailing.json").write_text('[{"a": 1}] x')
     with pytest.raises(ImportFileError, match="text after the JSON array"):
         list(iter_json_array(tmp_path / "trailing.json"))
