@@ -8,6 +8,7 @@ import typer
 from membench.commands.bench import bench
 from membench.commands.corpus_snapshot import corpus_snapshot
 from membench.commands.generate import generate
+from membench.commands.importing import import_
 from membench.commands.remeasure import remeasure
 from membench.memory_tool.cli import memory_tool
 from membench.stages.corpus import corpus
@@ -33,6 +34,7 @@ for command in (corpus, scenario, extract, index, embed, policies, multiseed, pl
     app.command(command.__name__)(command)
 app.command("corpus-snapshot")(corpus_snapshot)
 app.command("memory-tool")(memory_tool)
+app.command("import")(import_)
 
 if __name__ == "__main__":
     app()

@@ -182,12 +182,37 @@ def generate_settings(value: Any) -> GenerateSettings:
 
 
 def load_params(path: Path, known_extractors: set[str]) -> Params:
+    return parse_params(_yaml_file(path), known_extractors)
+
+
+def _yaml_file(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ParamsError(f"cannot read params file {path}: {error.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise ParamsError(f"{path} is not valid YAML: {error}") from None
-    return parse_params(data, known_extractors)
+
+
+@dataclass(frozen=True)
+class ImportParams:
+    """imports/params.yaml: the optional import pipeline's source (docs/importers.md)."""
+
+    format: str  # a name in membench.importers.formats.IMPORTERS
+    source: str  # the benchmark file, as downloaded
+
+
+def parse_import_params(data: Any, known_formats: set[str]) -> ImportParams:
+    top = _table("params", data, {"import"})
+    i = _table("import", top["import"], {"format", "source"})
+    name = _str("import.format", i["format"])
+    if name not in known_formats:
+        raise ParamsError(f"import.format: unknown format {name!r}; "
+                          f"known: {', '.join(sorted(known_formats))}")
+    return ImportParams(name, _str("import.source", i["source"]))
+
+
+def load_import_params(path: Path, known_formats: set[str]) -> ImportParams:
+    return parse_import_params(_yaml_file(path), known_formats)

@@ -55,7 +55,7 @@ def fails_cleanly(command: F) -> F:
         except ParamsError as error:
             raise typer.BadParameter(str(error), param_hint="'--params'") from None
         except INPUT_ERRORS as error:
-            typer.echo(f"membench {command.__name__}: error: {error}", err=True)
+            typer.echo(f"membench {command.__name__.rstrip('_')}: error: {error}", err=True)
             raise typer.Exit(1) from None
 
     return run  # type: ignore[return-value]
