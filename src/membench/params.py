@@ -10,6 +10,12 @@ from typing import Any
 
 import yaml
 
+from membench.extraction.params import (
+    SweepParams,
+    parse_extract_settings,
+    parse_sweep,
+)
+from membench.extraction.settings import ExtractSettings
 from membench.memory.policies import PolicySettings
 from membench.scenario.build import ScenarioShape
 from membench.validation import check_keys
@@ -61,6 +67,8 @@ class Params:
     measured: str  # ISO date of the measurement, an input so reruns stay byte-identical
     multiseed: MultiseedParams
     embedding: EmbeddingParams
+    extraction: ExtractSettings = ExtractSettings()  # extract.consolidation, extract.noise
+    extraction_sweep: SweepParams = SweepParams()
 
 
 def _table(name: str, value: Any, keys: set[str]) -> dict:
@@ -81,9 +89,12 @@ def _str(name: str, value: Any) -> str:
     return value
 
 
+DEFAULT_SWEEP = {"rates": list(SweepParams.rates), "seeds": list(SweepParams.seeds)}
+
+
 def parse_params(data: Any, known_extractors: set[str]) -> Params:
-    top = _table("params", data, {"scenario", "extract", "policies", "report",
-                                       "multiseed", "embedding"})
+    top = check_keys("params", data, {"scenario", "extract", "policies", "report",
+                                      "multiseed", "embedding"}, {"extraction_sweep"}, ParamsError)
     s = _table("scenario", top["scenario"], {"file", "seed", "sessions", "exchanges_per_session",
                                              "probe_days", "lines_per_reply", "corpus"})
     c = _table("scenario.corpus", s["corpus"], {"source", "glob", "exclude"})
@@ -114,7 +125,8 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
         corpus=CorpusParams(_str("scenario.corpus.source", c["source"]),
                             _str("scenario.corpus.glob", c["glob"]), tuple(exclude)),
     )
-    e = _table("extract", top["extract"], {"extractor"})
+    e = check_keys("extract", top["extract"], {"extractor"}, {"consolidation", "noise"},
+                   ParamsError)
     extractor = _str("extract.extractor", e["extractor"])
     if extractor not in known_extractors:
         raise ParamsError(
@@ -137,7 +149,8 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
     except ValueError:
         raise ParamsError(f"report.measured: expected a date YYYY-MM-DD, got {measured!r}") from None
     return Params(scenario, extractor, policies, measured, _multiseed(top["multiseed"]),
-                  _embedding(top["embedding"]))
+                  _embedding(top["embedding"]), parse_extract_settings(e, ParamsError),
+                  parse_sweep(top.get("extraction_sweep", DEFAULT_SWEEP), ParamsError))
 
 
 def _embedding(value: Any) -> EmbeddingParams:
