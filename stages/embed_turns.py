@@ -1,4 +1,4 @@
-"""Stage embed-turns: vectors of the users' turns, for an extractor that compares meanings.
+"""Stage embed_turns: vectors of the users' turns, for an extractor that compares meanings.
 
 The consolidating extractor compares each candidate turn with the memories it keeps by
 MiniLM cosine; it runs before the embed stage (which embeds what the extracted records
@@ -36,7 +36,7 @@ def embed_turns(scenario: ScenarioDir, out: OutFile, cache_file: CacheFile,
     texts = list(dict.fromkeys(e.user for e in read_scenario(scenario).exchanges))
     cache = load_encoder_cache(cache_file)
     missing = cache.missing(model_id, texts)
-    typer.echo(f"embed-turns: {len(texts)} turns, {len(missing)} to embed", err=True)
+    typer.echo(f"embed_turns: {len(texts)} turns, {len(missing)} to embed", err=True)
     if missing:
         model = embedding.load_model(model_id)
         cache.embed(model_id, missing, lambda batch: embedding.embed(

@@ -23,7 +23,7 @@ from membench.io.outputs import staged_outputs
 from membench.io.tables import records_table
 
 TurnsFile = Annotated[Path, typer.Option(
-    "--turns", help="Vectors of the user turns (Parquet, from embed-turns).")]
+    "--turns", help="Vectors of the user turns (Parquet, from embed_turns).")]
 
 
 @fails_cleanly

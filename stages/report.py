@@ -29,6 +29,7 @@ from membench.io.outputs import staged_outputs
 from membench.io.tables import audit_from_table, result_from_tables
 from membench.memory.policies import build_policies, without_embeddings
 from membench.reporting.charts import report_images
+from membench.reporting.extraction_tables import extraction_metrics
 from membench.reporting.report import ReportInputs, render_report
 from membench.scoring.metrics import detailed, summary
 from membench.scoring.multiseed import counts_from_json
@@ -38,6 +39,8 @@ from membench.tokenizer import O200K_SHA256
 TRACE_FACT = "node_version"
 MultiseedFile = Annotated[Path, typer.Option("--multiseed", help="Multi-seed counts (JSON).")]
 ArticleFile = Annotated[Path, typer.Option("--article", help="The article's published table.")]
+ExtractionFile = Annotated[Path, typer.Option(
+    "--extraction", help="Extraction quality and sweep (JSON, from the extraction stage).")]
 MetricsFile = Annotated[Path, typer.Option("--metrics", help="Detailed metrics (JSON).")]
 SummaryFile = Annotated[Path, typer.Option("--summary", help="DVC metric (JSON).")]
 ChartsFile = Annotated[Path, typer.Option(
@@ -80,7 +83,8 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
            audit: AuditFile, embeddings: EmbeddingsFile, multiseed: MultiseedFile,
            article: ArticleFile, out: OutFile, metrics_out: MetricsFile,
            summary_out: SummaryFile, environment_out: EnvironmentFile, charts: ChartsFile,
-           templates: TemplatesDir, params: ParamsFile = PARAMS_FILE) -> None:
+           templates: TemplatesDir, extraction: ExtractionFile,
+           params: ParamsFile = PARAMS_FILE) -> None:
     """Write the Markdown report, the summary metric and the detailed metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
@@ -94,17 +98,20 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
     labels = {policy.id: policy.label for policy in policies}
     lexical = [policy.id for policy in without_embeddings(policies)]
     per_seed = counts_from_json(read_json(multiseed), lexical)
+    extracted = read_json(extraction)
     text = render_report(ReportInputs(
         header=header(p, manifest, read_parquet(embeddings).schema.metadata or {},
                       environment_out),
         manifest=manifest, labels=labels, result=result,
         exchanges=built.exchanges, article=published, trace_fact=TRACE_FACT,
         multiseed=per_seed, images=report_images(out, charts, templates), audit=audit_from_table(read_parquet(audit)),
+        extraction=extracted,
     ))
     with staged_outputs() as outputs:
         outputs.text(out, text)
         table = ResultsTable(result)
-        outputs.json(metrics_out, detailed(table, list(labels), max(manifest["probe_days"])))
+        outputs.json(metrics_out, {**detailed(table, list(labels), max(manifest["probe_days"])),
+                                   "extraction": extraction_metrics(extracted)})
         outputs.json(summary_out, summary(table, list(labels)))
         outputs.json(environment_out, environment.machine())
     typer.echo(f"report: wrote {out}, {summary_out} and {metrics_out}", err=True)

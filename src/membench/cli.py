@@ -32,7 +32,7 @@ for command in (corpus, scenario, extract, index, embed, policies, multiseed, pl
                 remeasure, extraction):
     app.command(command.__name__)(command)
 app.command("corpus-snapshot")(corpus_snapshot)
-app.command("embed-turns")(embed_turns)
+app.command("embed_turns")(embed_turns)
 app.command("memory-tool")(memory_tool)
 
 if __name__ == "__main__":

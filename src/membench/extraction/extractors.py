@@ -79,7 +79,7 @@ def deleted_keys(records: Sequence[FactRecord]) -> set[str]:
     return {r.key for r in records if r.action is RecordAction.DELETE}
 
 
-TurnVectorMap = Mapping[str, Any]  # text SHA-256 -> grid vector (the embed-turns stage's)
+TurnVectorMap = Mapping[str, Any]  # text SHA-256 -> grid vector (the embed_turns stage's)
 Build = Callable[[Scenario, ExtractSettings, "TurnVectorMap | None"], list[FactRecord]]
 
 
@@ -107,6 +107,6 @@ def extractor_for(name: str, settings: ExtractSettings | None = None,
 
 
 def reads_turn_vectors(name: str, settings: ExtractSettings) -> bool:
-    """Whether the extractor needs the embed-turns stage's vectors with these settings."""
+    """Whether the extractor needs the embed_turns stage's vectors with these settings."""
     registered = EXTRACTORS[name]
     return isinstance(registered, ConfigurableExtractor) and registered.reads_vectors(settings)

@@ -27,7 +27,7 @@ COSINE_SCALE = 2 ** GRID_BITS  # cosines are kept on the vectors' own grid
 
 
 class MissingTurnVectorError(ValueError):
-    """The dense similarity needs a vector the embed-turns stage did not provide."""
+    """The dense similarity needs a vector the embed_turns stage did not provide."""
 
 
 def content_words(text: str, drop: frozenset[str] = frozenset()) -> frozenset[str]:
@@ -55,7 +55,7 @@ class TurnVectors:
         if digest not in self._integers:
             if digest not in self._vectors:
                 raise MissingTurnVectorError(
-                    f"no turn vector for {text[:60]!r}: rerun the embed-turns stage")
+                    f"no turn vector for {text[:60]!r}: rerun the embed_turns stage")
             row = grid_integers(np.asarray(self._vectors[digest])[None, :])[0]
             self._integers[digest] = [int(v) for v in row]
         return self._integers[digest]
