@@ -30,6 +30,7 @@ from membench.io.tables import audit_from_table, result_from_tables
 from membench.memory.policies import build_policies, without_embeddings
 from membench.reporting.charts import report_images
 from membench.reporting.extraction_tables import extraction_metrics
+from membench.reporting.recency_tables import recency_effects
 from membench.reporting.report import ReportInputs, render_report
 from membench.scoring.metrics import detailed, summary
 from membench.scoring.multiseed import counts_from_json
@@ -111,7 +112,8 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
         outputs.text(out, text)
         table = ResultsTable(result)
         outputs.json(metrics_out, {**detailed(table, list(labels), max(manifest["probe_days"])),
-                                   "extraction": extraction_metrics(extracted)})
+                                   "extraction": extraction_metrics(extracted),
+                                   "recency_readers": recency_effects(result.outcomes)})
         outputs.json(summary_out, summary(table, list(labels)))
         outputs.json(environment_out, environment.machine())
     typer.echo(f"report: wrote {out}, {summary_out} and {metrics_out}", err=True)

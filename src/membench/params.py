@@ -12,6 +12,7 @@ import yaml
 
 from membench.extraction.params import (
     SweepParams,
+    fraction_param,
     parse_extract_settings,
     parse_sweep,
 )
@@ -133,12 +134,15 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
             f"extract.extractor: unknown extractor {extractor!r}; "
             f"known: {', '.join(sorted(known_extractors))}"
         )
-    p = _table("policies", top["policies"], {"window_exchanges", "retrieval_top_k",
-                                             "hybrid_top_k"})
+    p = check_keys("policies", top["policies"], {"window_exchanges", "retrieval_top_k",
+                                                 "hybrid_top_k"}, {"same_topic_threshold"},
+                   ParamsError)
     policies = PolicySettings(
         window_exchanges=_int("policies.window_exchanges", p["window_exchanges"], 1),
         retrieval_top_k=_int("policies.retrieval_top_k", p["retrieval_top_k"], 1),
         hybrid_top_k=_int("policies.hybrid_top_k", p["hybrid_top_k"], 1),
+        same_topic_threshold=fraction_param("policies.same_topic_threshold",
+                                            p.get("same_topic_threshold", 0.5), ParamsError),
     )
     r = _table("report", top["report"], {"measured"})
     measured = r["measured"]

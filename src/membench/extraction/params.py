@@ -21,7 +21,7 @@ class SweepParams:
     seeds: tuple[int, ...] = (1, 2, 3, 4, 5)  # noise seeds per rate (min-max bands)
 
 
-def _fraction(name: str, value: Any, error: type[ValueError]) -> float:
+def fraction_param(name: str, value: Any, error: type[ValueError]) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise error(f"{name}: expected a number from 0 to 1, got {value!r}")
     return float(value)
@@ -45,13 +45,13 @@ def parse_extract_settings(section: dict, error: type[ValueError]) -> ExtractSet
                     f"{', '.join(SIMILARITIES)}, got {similarity!r}")
     defaults = settings.consolidation
     consolidation = ConsolidationSettings(similarity, *(
-        _fraction(f"extract.consolidation.{k}", c.get(k, getattr(defaults, k)), error)
+        fraction_param(f"extract.consolidation.{k}", c.get(k, getattr(defaults, k)), error)
         for k in ("update_threshold", "delete_threshold", "noop_threshold")))
     n = check_keys("extract.noise", section.get("noise", {}), set(),
                    {"seed", "missed_facts", "missed_updates", "false_merges",
                     "missed_deletions"}, error)
     noise = NoiseSettings(_seed("extract.noise.seed", n.get("seed", 0), error), *(
-        _fraction(f"extract.noise.{k}", n.get(k, 0.0), error)
+        fraction_param(f"extract.noise.{k}", n.get(k, 0.0), error)
         for k in ("missed_facts", "missed_updates", "false_merges", "missed_deletions")))
     return ExtractSettings(consolidation, noise)
 
@@ -61,7 +61,7 @@ def parse_sweep(value: Any, error: type[ValueError]) -> SweepParams:
     for key in ("rates", "seeds"):
         if not isinstance(s[key], list) or not s[key]:
             raise error(f"extraction_sweep.{key}: expected a non-empty list")
-    rates = tuple(_fraction("extraction_sweep.rates", r, error) for r in s["rates"])
+    rates = tuple(fraction_param("extraction_sweep.rates", r, error) for r in s["rates"])
     seeds = tuple(_seed("extraction_sweep.seeds", x, error) for x in s["seeds"])
     if len(set(rates)) != len(rates) or list(rates) != sorted(rates):
         raise error(f"extraction_sweep.rates: expected increasing rates, got {list(rates)}")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from membench.reporting.extraction_tables import extraction_section
 from membench.reporting.findings import finding_paragraphs
+from membench.reporting.recency_tables import recency_effects, recency_section
 from membench.reporting.parts import fmt, trace
 from membench.reporting.retrieval_tables import retrieval_section
 from membench.reporting.seeds_tables import seeds_section
@@ -209,6 +210,7 @@ def render_report(inputs: ReportInputs) -> str:
         if left_out:
             parts.append(f"Not rerun per seed (each seed would need its own embeddings): "
                          f"{', '.join(left_out)}.")
+    parts += recency_section(recency_effects(inputs.result.outcomes))
     if inputs.extraction:
         parts += extraction_section(inputs.extraction, live + live)
     if inputs.images:
