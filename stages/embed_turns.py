@@ -19,9 +19,13 @@ from membench.commands.common import (
     read_params,
     read_scenario,
 )
+from membench.commands.embedding_cache_files import (
+    CacheFile,
+    embeddings_table,
+    load_encoder_cache,
+)
 from membench.io.embedding_files import with_encoder
 from membench.io.outputs import staged_outputs
-from membench.stages.embed import CacheFile, embeddings_table, load_encoder_cache
 
 
 @fails_cleanly

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
 import typer
 
 from membench.commands.common import (
@@ -12,6 +9,7 @@ from membench.commands.common import (
     OutFile,
     ParamsFile,
     ScenarioDir,
+    TurnsFile,
     fails_cleanly,
     read_params,
     read_parquet,
@@ -21,9 +19,6 @@ from membench.extraction.extractors import extractor_for, reads_turn_vectors
 from membench.io.embedding_files import vectors_from_table
 from membench.io.outputs import staged_outputs
 from membench.io.tables import records_table
-
-TurnsFile = Annotated[Path, typer.Option(
-    "--turns", help="Vectors of the user turns (Parquet, from embed_turns).")]
 
 
 @fails_cleanly

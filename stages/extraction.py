@@ -14,6 +14,7 @@ from membench.commands.common import (
     ParamsFile,
     ScenarioDir,
     StoredFile,
+    TurnsFile,
     fails_cleanly,
     read_params,
     read_parquet,
@@ -26,7 +27,6 @@ from membench.io.outputs import staged_outputs
 from membench.io.tables import result_from_tables
 from membench.memory.policies import build_policies
 from membench.retrieval.retrievers import IndexCache
-from membench.stages.extract import TurnsFile
 
 EVALUATED = ("perfect", "consolidating")  # always reported, beside the configured one
 

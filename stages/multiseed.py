@@ -20,6 +20,7 @@ from membench.commands.common import (
     CorpusSnapshot,
     OutFile,
     ParamsFile,
+    TurnsFile,
     fails_cleanly,
     read_parameters_and_corpus,
     read_parquet,
@@ -29,7 +30,6 @@ from membench.io.embedding_files import vectors_from_table
 from membench.io.outputs import staged_outputs
 from membench.io.scenario_file import read_scenario_spec
 from membench.scoring.multiseed import SeedInputs, counts_for_seed
-from membench.stages.extract import TurnsFile
 
 _inputs: SeedInputs | None = None  # set in each worker by fork, read by _run
 

@@ -4,7 +4,7 @@ with a message naming it, before any stage writes anything."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +68,8 @@ class Params:
     measured: str  # ISO date of the measurement, an input so reruns stay byte-identical
     multiseed: MultiseedParams
     embedding: EmbeddingParams
-    extraction: ExtractSettings = ExtractSettings()  # extract.consolidation, extract.noise
-    extraction_sweep: SweepParams = SweepParams()
+    extraction: ExtractSettings = field(default_factory=ExtractSettings)  # consolidation, noise
+    extraction_sweep: SweepParams = field(default_factory=SweepParams)
 
 
 def _table(name: str, value: Any, keys: set[str]) -> dict:

@@ -5,6 +5,7 @@ the noisy extractor's error rate beside the extraction-free references."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 from membench.extraction.extractors import FactRecord, perfect_extractor
 from membench.extraction.noisy import noisy_extractor
 from membench.extraction.params import SweepParams

@@ -75,10 +75,10 @@ def newest_per_group(memory: Memory, documents: list[Document], grouping: str,
             if not any(o.source > d.source and same(d, o) for o in documents)]
 
 
-for _order, _reader in ((180, RecencyReader(
+for _order, _reader in ((165, RecencyReader(
         "fact_log_latest", "fact_log", None, RECORD_KEY, "fact_log",
         "fact log, newest line per record key")),
-        (190, RecencyReader(
+        (166, RecencyReader(
         "bm25_transcript_latest", "transcript", "bm25", SIMILARITY, "bm25_transcript",
         "BM25 top-{k} over transcript, newest of similar lines"))):
     register_policy(order=_order)(_reader)

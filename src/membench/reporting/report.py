@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from membench.reporting.extraction_tables import extraction_section
 from membench.reporting.findings import finding_paragraphs
-from membench.reporting.recency_tables import recency_effects, recency_section
 from membench.reporting.parts import fmt, trace
+from membench.reporting.recency_tables import recency_effects, recency_section
 from membench.reporting.retrieval_tables import retrieval_section
 from membench.reporting.seeds_tables import seeds_section
 from membench.scenario.model import Exchange
