@@ -168,7 +168,8 @@ def extraction_section(data: Mapping, probes: int) -> list[str]:
         ("Every profile row above rests on the configured extractor "
          f"(`{data['configured']}`). Here the perfect extractor (gold keys), the consolidating "
          "extractor (no gold label: candidate detection, then ADD/UPDATE/DELETE/NOOP against "
-         "the memories kept so far by the similarity thresholds of `extract.consolidation`) "
+         "the memories kept so far by the similarity thresholds of `extract.consolidation`), "
+         "the noisy extractor (the perfect one with the seeded error rates of `extract.noise`) "
          "and the configured one are scored against the scenario's gold labels."),
         _quality_table(data),
         "Profile policies under each extractor (both probe forms):",
