@@ -10,11 +10,6 @@ rather than mixing its vectors with this encoder's.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
-import pyarrow as pa
-import pyarrow.parquet as pq
 import typer
 
 from membench.commands.common import (
@@ -28,38 +23,16 @@ from membench.commands.common import (
     read_parquet,
     read_scenario,
 )
-from membench.io.embedding_files import ENCODER_METADATA, load_cache, with_encoder
+from membench.commands.embedding_cache_files import (
+    CacheFile,
+    embeddings_table,
+    load_encoder_cache,
+)
+from membench.io.embedding_files import with_encoder
 from membench.io.outputs import staged_outputs
 from membench.io.tables import records_from_table
 from membench.memory.policies import build_policies, embedded_stores
-from membench.retrieval.embedding import ENCODER_VERSION  # cheap: loads no model or tokenizer
-from membench.retrieval.embedding_cache import EmbeddingCache
 from membench.retrieval.indexing import embedding_texts
-
-CacheFile = Annotated[Path, typer.Option("--cache", help="Per-text vector cache (Parquet).")]
-
-
-def load_encoder_cache(path: Path) -> EmbeddingCache:
-    """The cache at path if this encoder wrote it; otherwise an empty one, said on stderr."""
-    cache = load_cache(path)
-    if not len(cache):
-        return cache
-    stored = (pq.read_schema(path).metadata or {}).get(ENCODER_METADATA, b"").decode()
-    if stored != ENCODER_VERSION:
-        typer.echo(f"embed: dropping {len(cache)} cached vectors made by encoder "
-                   f"{stored or 'unversioned (torch)'!r}, not {ENCODER_VERSION!r}", err=True)
-        return EmbeddingCache()
-    return cache
-
-
-def embeddings_table(cache: EmbeddingCache, model_id: str, texts: list[str],
-                     weights_sha256: str) -> pa.Table:
-    """Only this run's texts, sorted by hash, with the model, its weights' hash and the
-    encoder version."""
-    return with_encoder(cache.subset(model_id, texts).to_table(), {
-        "membench.embedding_model": model_id,
-        "membench.embedding_weights_sha256": weights_sha256,
-    })
 
 
 @fails_cleanly

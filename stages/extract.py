@@ -9,21 +9,27 @@ from membench.commands.common import (
     OutFile,
     ParamsFile,
     ScenarioDir,
+    TurnsFile,
     fails_cleanly,
     read_params,
+    read_parquet,
     read_scenario,
 )
-from membench.extraction.extractors import EXTRACTORS
+from membench.extraction.extractors import extractor_for, reads_turn_vectors
+from membench.io.embedding_files import vectors_from_table
 from membench.io.outputs import staged_outputs
 from membench.io.tables import records_table
 
 
 @fails_cleanly
-def extract(scenario: ScenarioDir, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
+def extract(scenario: ScenarioDir, turns: TurnsFile, out: OutFile,
+            params: ParamsFile = PARAMS_FILE) -> None:
     """Extract fact records (key, value or delete, day, source exchange)."""
     p = read_params(params)
     built = read_scenario(scenario)
-    records = EXTRACTORS[p.extractor](built)
+    vectors = vectors_from_table(read_parquet(turns), p.embedding.model) \
+        if reads_turn_vectors(p.extractor, p.extraction) else None
+    records = extractor_for(p.extractor, p.extraction, vectors)(built)
     with staged_outputs() as outputs:
         outputs.parquet(out, records_table(records))
     typer.echo(f"extract: {len(records)} records with the {p.extractor} extractor", err=True)

@@ -20,9 +20,13 @@ from membench.commands.common import (
     CorpusSnapshot,
     OutFile,
     ParamsFile,
+    TurnsFile,
     fails_cleanly,
     read_parameters_and_corpus,
+    read_parquet,
 )
+from membench.extraction.extractors import reads_turn_vectors
+from membench.io.embedding_files import vectors_from_table
 from membench.io.outputs import staged_outputs
 from membench.io.scenario_file import read_scenario_source
 from membench.scenario.sources import seed_matters
@@ -52,11 +56,14 @@ def run_seeds(inputs: SeedInputs, seeds: tuple[int, ...], workers: int) -> list:
 
 
 @fails_cleanly
-def multiseed(corpus: CorpusSnapshot, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
+def multiseed(corpus: CorpusSnapshot, turns: TurnsFile, out: OutFile,
+              params: ParamsFile = PARAMS_FILE) -> None:
     """Run the bench (without token counts) over every seed in multiseed.seeds."""
     p, files = read_parameters_and_corpus(params, corpus)
+    vectors = vectors_from_table(read_parquet(turns), p.embedding.model) \
+        if reads_turn_vectors(p.extractor, p.extraction) else None
     inputs = SeedInputs(read_scenario_source(Path(p.scenario.file)), tuple(files),
-                        p.scenario.shape(), p.policies, p.extractor)
+                        p.scenario.shape(), p.policies, p.extractor, p.extraction, vectors)
     seeds = p.multiseed.seeds
     if seed_matters(inputs.spec):
         counts = run_seeds(inputs, seeds, p.multiseed.workers)

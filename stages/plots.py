@@ -15,6 +15,7 @@ from membench.commands.common import (
     ParamsFile,
     StoredFile,
     fails_cleanly,
+    read_json,
     read_params,
     read_parquet,
 )
@@ -23,31 +24,38 @@ from membench.io.tables import result_from_tables
 from membench.memory.policies import build_policies
 from membench.reporting import plots as data
 from membench.reporting.charts import chart_svg
+from membench.reporting.extraction_tables import sweep_bands
 from membench.scoring.results import ResultsTable
 
 PlotsDir = Annotated[Path, typer.Option("--out", help="Directory for plot data and SVGs.")]
 ChartsFile = Annotated[Path, typer.Option(
     "--charts", help="The file whose `plots:` list defines the charts (dvc.yaml).")]
+ExtractionFile = Annotated[Path, typer.Option(
+    "--extraction", help="The extraction stage's file (JSON), for the sweep chart.")]
 TemplatesDir = Annotated[Path, typer.Option(
     "--templates", help="Directory that must hold every chart's Vega-Lite template.")]
 
 
 @fails_cleanly
 def plots(outcomes: OutcomesFile, stored: StoredFile, out: PlotsDir, charts: ChartsFile,
-          templates: TemplatesDir, params: ParamsFile = PARAMS_FILE) -> None:
-    """Write the cost/quality, outcome-bar and per-day chart data and SVGs."""
+          templates: TemplatesDir, extraction: ExtractionFile,
+          params: ParamsFile = PARAMS_FILE) -> None:
+    """Write the cost/quality, outcome-bar, per-day and extraction-sweep chart data and SVGs."""
     p = read_params(params)
     table = ResultsTable(result_from_tables(read_parquet(outcomes), read_parquet(stored)))
     ids = [policy.id for policy in build_policies(p.policies)]
     points, bars, days = (data.cost_quality(table, ids), data.outcome_bars(table, ids),
                           data.by_day(table, ids))
+    sweep = sweep_bands(read_json(extraction)["sweep"])
     if not points:
         raise ValueError(f"{outcomes} holds no outcome: rerun the policies stage")
     with staged_outputs() as outputs:
         outputs.json(out / "cost_quality.json", points)
         outputs.json(out / "outcomes.json", bars)
         outputs.json(out / "by_day.json", days)
-        for name, rows in (("cost_quality", points), ("outcomes", bars), ("by_day", days)):
+        outputs.json(out / "extraction_sweep.json", sweep)
+        for name, rows in (("cost_quality", points), ("outcomes", bars), ("by_day", days),
+                           ("extraction_sweep", sweep)):
             outputs.text(out / f"{name}.svg",
                          chart_svg(f"{name}.json", rows, charts, templates))
-    typer.echo(f"plots: wrote 3 charts under {out}", err=True)
+    typer.echo(f"plots: wrote 4 charts under {out}", err=True)

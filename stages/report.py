@@ -29,6 +29,8 @@ from membench.io.outputs import staged_outputs
 from membench.io.tables import audit_from_table, result_from_tables, user_outcomes_from_table
 from membench.memory.policies import build_policies, without_embeddings
 from membench.reporting.charts import report_images
+from membench.reporting.extraction_tables import extraction_metrics
+from membench.reporting.recency_tables import recency_effects
 from membench.reporting.report import ReportInputs, render_report
 from membench.reporting.story import is_article_story
 from membench.scoring.metrics import detailed, summary
@@ -40,6 +42,8 @@ from membench.tokenizer import O200K_SHA256
 TRACE_FACT = "node_version"
 MultiseedFile = Annotated[Path, typer.Option("--multiseed", help="Multi-seed counts (JSON).")]
 ArticleFile = Annotated[Path, typer.Option("--article", help="The article's published table.")]
+ExtractionFile = Annotated[Path, typer.Option(
+    "--extraction", help="Extraction quality and sweep (JSON, from the extraction stage).")]
 MetricsFile = Annotated[Path, typer.Option("--metrics", help="Detailed metrics (JSON).")]
 UsersFile = Annotated[Path, typer.Option(
     "--users", help="Multi-user outcomes (Parquet, empty for one user).")]
@@ -84,7 +88,8 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
            audit: AuditFile, embeddings: EmbeddingsFile, multiseed: MultiseedFile,
            article: ArticleFile, out: OutFile, metrics_out: MetricsFile,
            summary_out: SummaryFile, environment_out: EnvironmentFile, charts: ChartsFile,
-           templates: TemplatesDir, users: UsersFile, params: ParamsFile = PARAMS_FILE) -> None:
+           templates: TemplatesDir, users: UsersFile, extraction: ExtractionFile,
+           params: ParamsFile = PARAMS_FILE) -> None:
     """Write the Markdown report, the summary metric and the detailed metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
@@ -99,6 +104,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
     lexical = [policy.id for policy in without_embeddings(policies)]
     per_seed = counts_from_json(read_json(multiseed), lexical)
     user_rows = user_outcomes_from_table(read_parquet(users))
+    extracted = read_json(extraction)
     text = render_report(ReportInputs(
         header=header(p, manifest, read_parquet(embeddings).schema.metadata or {},
                       environment_out),
@@ -108,11 +114,14 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
         user_outcomes=user_rows,
         article_story=is_article_story(built.facts, published, manifest.get("format") == 2),
         facts=built.facts, extractor=p.extractor,
+        extraction=extracted,
     ))
     with staged_outputs() as outputs:
         outputs.text(out, text)
         table = ResultsTable(result)
-        metrics = detailed(table, list(labels), max(manifest["probe_days"]))
+        metrics = {**detailed(table, list(labels), max(manifest["probe_days"])),
+                   "extraction": extraction_metrics(extracted),
+                   "recency_readers": recency_effects(result.outcomes)}
         if user_rows:  # multi-user runs only, so a single-user file keeps its bytes
             metrics["multi_user"] = user_counts(user_rows)
         outputs.json(metrics_out, metrics)

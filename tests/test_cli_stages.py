@@ -17,8 +17,8 @@ from membench.memory.policies import POLICIES
 
 runner = CliRunner()
 DVC_YAML = yaml.safe_load((Path(__file__).parents[1] / "dvc.yaml").read_text())
-STAGES = ["corpus", "generate", "scenario", "extract", "index", "embed", "policies", "multiseed",
-          "users", "plots", "report"]
+STAGES = ["corpus", "generate", "scenario", "embed_turns", "extract", "index", "embed",
+          "policies", "extraction", "multiseed", "users", "plots", "report"]
 OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "data/index.parquet", "data/outcomes.parquet", "data/stored.parquet",
            "data/audit.parquet", "data/embeddings.parquet", "data/embedding_cache.parquet",
@@ -27,7 +27,9 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
            "reports/plots/by_day.svg", "reports/report.md", "reports/summary.json",
            "reports/metrics.json", "data/users_outcomes.parquet",
-           "data/generated/scenario.toml"]
+           "data/generated/scenario.toml", "data/turn_embeddings.parquet",
+           "data/turn_embedding_cache.parquet", "reports/extraction.json",
+           "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg"]
 
 
 def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> Path:
@@ -84,7 +86,8 @@ def test_every_path_of_a_stage_is_passed_by_dvc_yaml():
 @pytest.fixture(scope="module")
 def pipeline(repo_root, small_corpus, tmp_path_factory):
     workspace = make_workspace(repo_root, tmp_path_factory.mktemp("ws"), small_corpus,
-                               multiseed__seeds=[42, 7])
+                               multiseed__seeds=[42, 7], extraction_sweep__seeds=[1],
+                               extraction_sweep__rates=[0.0, 0.5])
     cwd = Path.cwd()
     try:
         import os

@@ -61,7 +61,7 @@ def rev_channels(node) -> set[str]:
 def test_every_plot_template_separates_revisions(repo_root):
     plots = yaml.safe_load((repo_root / "dvc.yaml").read_text())["plots"]
     templates = [next(iter(plot.values()))["template"] for plot in plots]
-    assert len(templates) == 3
+    assert len(templates) == 4
     for path in templates:
         spec = json.loads((repo_root / path).read_text())
         assert spec["data"] == {"values": "<DVC_METRIC_DATA>"}, path

@@ -22,7 +22,8 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scena
            "reports/metrics.json", "reports/summary.json", "reports/multiseed.json", "reports/plots/cost_quality.json",
            "reports/plots/outcomes.json", "reports/plots/by_day.json",
            "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
-           "reports/plots/by_day.svg"]
+           "reports/plots/by_day.svg", "data/turn_embeddings.parquet", "reports/extraction.json",
+           "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg"]
 COMMITTED = [name for name in OUTPUTS if name.startswith("reports/")]
 
 
@@ -82,8 +83,8 @@ def test_metrics_hold_the_articles_timeline_rows(clone, first_run):
 
 def test_no_change_rerun_uses_the_cache(clone, first_run):
     output = sh(clone, "dvc", "repro")
-    for stage in ("scenario", "extract", "index", "embed", "policies", "multiseed", "plots",
-                  "report"):
+    for stage in ("scenario", "embed_turns", "extract", "index", "embed", "policies",
+                  "extraction", "multiseed", "plots", "report"):
         assert f"Stage '{stage}' didn't change, skipping" in output
     assert digests(clone) == first_run
 

@@ -153,6 +153,8 @@ def test_the_report_shows_every_declared_chart(repo_root, tmp_path):
     assert found == [("Cost versus quality", "plots/cost_quality.svg"),
                      ("Outcomes per policy and probe form", "plots/outcomes.svg"),
                      ("Outcomes per checkpoint day (both probe forms)", "plots/by_day.svg"),
+                     ("Profile outcomes as extraction errs (noisy extractor; bands: min-max "
+                      "over seeds; references flat)", "plots/extraction_sweep.svg"),
                      ("An extra chart", "plots/extra.svg")]
     with pytest.raises(images.ChartRenderError, match="not under"):
         images.report_images(Path("reports/report.md"), tmp_path / "dvc.yaml",

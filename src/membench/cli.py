@@ -13,7 +13,9 @@ from membench.commands.remeasure import remeasure
 from membench.memory_tool.cli import memory_tool
 from membench.stages.corpus import corpus
 from membench.stages.embed import embed
+from membench.stages.embed_turns import embed_turns
 from membench.stages.extract import extract
+from membench.stages.extraction import extraction
 from membench.stages.index import index
 from membench.stages.multiseed import multiseed
 from membench.stages.plots import plots
@@ -30,9 +32,10 @@ app = typer.Typer(
 )
 
 for command in (corpus, scenario, extract, index, embed, policies, multiseed, plots, report, bench,
-                remeasure, generate, users):
+                remeasure, generate, users, extraction):
     app.command(command.__name__)(command)
 app.command("corpus-snapshot")(corpus_snapshot)
+app.command("embed_turns")(embed_turns)
 app.command("memory-tool")(memory_tool)
 app.command("import")(import_)
 

@@ -4,13 +4,20 @@ with a message naming it, before any stage writes anything."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from membench.extraction.params import (
+    SweepParams,
+    fraction_param,
+    parse_extract_settings,
+    parse_sweep,
+)
+from membench.extraction.settings import ExtractSettings
 from membench.memory.policies import PolicySettings
 from membench.scenario.build import ScenarioShape
 from membench.scenario.generate import GenerateSettings
@@ -64,6 +71,8 @@ class Params:
     multiseed: MultiseedParams
     embedding: EmbeddingParams
     generate: GenerateSettings | None = None  # the optional `generate:` section
+    extraction: ExtractSettings = field(default_factory=ExtractSettings)  # consolidation, noise
+    extraction_sweep: SweepParams = field(default_factory=SweepParams)
 
 
 def _table(name: str, value: Any, keys: set[str]) -> dict:
@@ -84,9 +93,13 @@ def _str(name: str, value: Any) -> str:
     return value
 
 
+DEFAULT_SWEEP = {"rates": list(SweepParams.rates), "seeds": list(SweepParams.seeds)}
+
+
 def parse_params(data: Any, known_extractors: set[str]) -> Params:
     top = check_keys("params", data, {"scenario", "extract", "policies", "report",
-                                      "multiseed", "embedding"}, {"generate"}, ParamsError)
+                                      "multiseed", "embedding"}, {"generate", "extraction_sweep"},
+                   ParamsError)
     s = _table("scenario", top["scenario"], {"file", "seed", "sessions", "exchanges_per_session",
                                              "probe_days", "lines_per_reply", "corpus"})
     c = _table("scenario.corpus", s["corpus"], {"source", "glob", "exclude"})
@@ -117,19 +130,23 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
         corpus=CorpusParams(_str("scenario.corpus.source", c["source"]),
                             _str("scenario.corpus.glob", c["glob"]), tuple(exclude)),
     )
-    e = _table("extract", top["extract"], {"extractor"})
+    e = check_keys("extract", top["extract"], {"extractor"}, {"consolidation", "noise"},
+                   ParamsError)
     extractor = _str("extract.extractor", e["extractor"])
     if extractor not in known_extractors:
         raise ParamsError(
             f"extract.extractor: unknown extractor {extractor!r}; "
             f"known: {', '.join(sorted(known_extractors))}"
         )
-    p = _table("policies", top["policies"], {"window_exchanges", "retrieval_top_k",
-                                             "hybrid_top_k"})
+    p = check_keys("policies", top["policies"], {"window_exchanges", "retrieval_top_k",
+                                                 "hybrid_top_k"}, {"same_topic_threshold"},
+                   ParamsError)
     policies = PolicySettings(
         window_exchanges=_int("policies.window_exchanges", p["window_exchanges"], 1),
         retrieval_top_k=_int("policies.retrieval_top_k", p["retrieval_top_k"], 1),
         hybrid_top_k=_int("policies.hybrid_top_k", p["hybrid_top_k"], 1),
+        same_topic_threshold=fraction_param("policies.same_topic_threshold",
+                                            p.get("same_topic_threshold", 0.5), ParamsError),
     )
     r = _table("report", top["report"], {"measured"})
     measured = r["measured"]
@@ -141,7 +158,9 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
         raise ParamsError(f"report.measured: expected a date YYYY-MM-DD, got {measured!r}") from None
     return Params(scenario, extractor, policies, measured, _multiseed(top["multiseed"]),
                   _embedding(top["embedding"]),
-                  generate_settings(top["generate"]) if "generate" in top else None)
+                  generate_settings(top["generate"]) if "generate" in top else None,
+                  parse_extract_settings(e, ParamsError),
+                  parse_sweep(top.get("extraction_sweep", DEFAULT_SWEEP), ParamsError))
 
 
 def _embedding(value: Any) -> EmbeddingParams:

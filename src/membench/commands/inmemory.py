@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from membench.extraction.extractors import EXTRACTORS, FactRecord
+from membench.extraction.extractors import FactRecord, extractor_for, reads_turn_vectors
 from membench.io.corpus import Corpus, read_corpus
 from membench.io.scenario_file import read_scenario_source
 from membench.io.vocabulary import load_token_counter
@@ -43,19 +43,28 @@ def run_in_memory(params: Params, root: Path = Path("."), vocabulary: Path | Non
     corpus = read_corpus(s.corpus.source, s.corpus.glob, s.corpus.exclude, base=root)
     scenario = build_any(spec, corpus.files, s.shape())
     load_plugins()
-    records = EXTRACTORS[params.extractor](scenario)
+    turn_vectors = None
+    if reads_turn_vectors(params.extractor, params.extraction):
+        turn_vectors = _embedded(list(dict.fromkeys(e.user for e in scenario.exchanges)),
+                                 params, progress)
+    records = extractor_for(params.extractor, params.extraction, turn_vectors)(scenario)
     policies = build_policies(params.policies)
     if not dense:
         policies = without_embeddings(policies)
     vectors = None
     if dense:
-        from membench.retrieval import embedding
-
-        texts = embedding_texts(scenario, records, embedded_stores(policies))
-        model = embedding.load_model(params.embedding.model)
-        matrix = embedding.embed(texts, model, batch_size=params.embedding.batch_size,
-                                 progress=progress is not None)
-        vectors = {text_sha256(text): row for text, row in zip(texts, matrix, strict=True)}
+        vectors = _embedded(embedding_texts(scenario, records, embedded_stores(policies)),
+                            params, progress)
     result = run_bench(scenario, records, policies, counter.count_all,
                        IndexCache(vectors=vectors), progress=progress)
     return InMemoryRun(corpus, scenario, records, policies, result)
+
+
+def _embedded(texts: list[str], params: Params, progress: Progress | None) -> dict:
+    """text SHA-256 -> grid vector, embedded here (the in-memory run has no cache)."""
+    from membench.retrieval import embedding
+
+    model = embedding.load_model(params.embedding.model)
+    matrix = embedding.embed(texts, model, batch_size=params.embedding.batch_size,
+                             progress=progress is not None)
+    return {text_sha256(text): row for text, row in zip(texts, matrix, strict=True)}

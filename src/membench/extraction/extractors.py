@@ -3,10 +3,12 @@ so a real extractor can replace the perfect one without touching any policy."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
+from membench.extraction.settings import ExtractSettings
 from membench.registry import Registry
 from membench.scenario.model import ExchangeKind, Scenario
 
@@ -78,3 +80,36 @@ def profile_records(records: Sequence[FactRecord]) -> list[FactRecord]:
 
 def deleted_keys(records: Sequence[FactRecord]) -> set[str]:
     return {r.key for r in records if r.action is RecordAction.DELETE}
+
+
+TurnVectorMap = Mapping[str, Any]  # text SHA-256 -> grid vector (the embed_turns stage's)
+Build = Callable[[Scenario, ExtractSettings, "TurnVectorMap | None"], list[FactRecord]]
+
+
+@dataclass(frozen=True)
+class ConfigurableExtractor:
+    """An extractor that reads params.yaml's `extract` settings (and, if it compares
+    meanings, the turns' vectors). Called with a scenario alone it uses the defaults."""
+
+    build: Build
+    reads_vectors: Callable[[ExtractSettings], bool] = lambda settings: False
+
+    def __call__(self, scenario: Scenario) -> list[FactRecord]:
+        return self.build(scenario, ExtractSettings(), None)
+
+
+def extractor_for(name: str, settings: ExtractSettings | None = None,
+                  vectors: TurnVectorMap | None = None) -> Extractor:
+    """The registered extractor with these settings and turn vectors (a plain extractor
+    ignores both)."""
+    registered = EXTRACTORS[name]
+    if isinstance(registered, ConfigurableExtractor):
+        chosen = settings or ExtractSettings()
+        return lambda scenario: registered.build(scenario, chosen, vectors)
+    return registered
+
+
+def reads_turn_vectors(name: str, settings: ExtractSettings) -> bool:
+    """Whether the extractor needs the embed_turns stage's vectors with these settings."""
+    registered = EXTRACTORS[name]
+    return isinstance(registered, ConfigurableExtractor) and registered.reads_vectors(settings)

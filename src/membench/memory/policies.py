@@ -22,6 +22,7 @@ class PolicySettings:
     window_exchanges: int = 20
     retrieval_top_k: int = 5
     hybrid_top_k: int = 3
+    same_topic_threshold: float = 0.5  # recency readers: lines this alike are one topic
 
 
 @dataclass(frozen=True)

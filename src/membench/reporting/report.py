@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from membench.reporting.extraction_tables import extraction_section
 from membench.reporting.findings import finding_paragraphs
 from membench.reporting.given_sections import GLOSSARY as FORMAT2_GLOSSARY
 from membench.reporting.given_sections import given_sections
 from membench.reporting.parts import fmt, trace
+from membench.reporting.recency_tables import recency_effects, recency_section
 from membench.reporting.retrieval_tables import retrieval_section
 from membench.reporting.seeds_tables import seeds_section
 from membench.reporting.story import probe_counts, stale_traces
@@ -58,6 +60,7 @@ class ReportInputs:
     article_story: bool = True
     facts: Sequence[Fact] = ()  # the scenario's facts (stale-hit traces)
     extractor: str = ""
+    extraction: Mapping | None = None  # the extraction stage's file
 
 
 def _header(inputs: ReportInputs, table: ResultsTable) -> str:
@@ -256,6 +259,10 @@ def _closing(inputs: ReportInputs, table: ResultsTable, parts: list[str]) -> str
         if left_out:
             parts.append(f"Not rerun per seed (each seed would need its own embeddings): "
                          f"{', '.join(left_out)}.")
+    parts += recency_section(recency_effects(inputs.result.outcomes))
+    if inputs.extraction:
+        live = table.n(next(iter(inputs.labels)), deleted=False)  # every form's live probes
+        parts += extraction_section(inputs.extraction, live)
     if inputs.images:
         parts += ["## Charts", "\n\n".join(f"![{caption}]({path})"
                                              for caption, path in inputs.images)]

@@ -45,6 +45,9 @@ class IndexCache:
     pool with that day's statistics. Only the last day's indexes and retrievers are kept,
     so memory holds one day's views, not a copy of each store per day.
 
+    A cache holds one record set's stores: a run with other records (another extractor)
+    needs its own cache (`sibling`), or it would reuse the first set's indexes.
+
     Pre-tokenized plain corpora from the index stage may be supplied; they are used only
     when their sources match the documents exactly. Dense search reads vectors by the
     text's SHA-256 from the embedding stage's table, so ranking never needs a model.
@@ -59,6 +62,10 @@ class IndexCache:
         self._bm25: dict[tuple[str, int, str], Bm25Index] = {}
         self._dense: dict[tuple[str, int], DenseIndex] = {}
         self._retrievers: dict[tuple[str, str, int], Retriever] = {}
+
+    def sibling(self) -> IndexCache:
+        """An empty cache for another record set, with the same embeddings."""
+        return IndexCache(vectors=self._vectors)
 
     def _on_day(self, day: int) -> None:
         """Drops the views of another day (a day's queries come together)."""

@@ -7,9 +7,10 @@ one seed at about a second of pure computation."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from membench.extraction.extractors import EXTRACTORS
+from membench.extraction.extractors import TurnVectorMap, extractor_for
+from membench.extraction.settings import ExtractSettings
 from membench.memory.policies import PolicySettings, build_policies, without_embeddings
 from membench.scenario.build import CorpusText, ScenarioShape
 from membench.scenario.sources import ScenarioSource, build_any
@@ -25,6 +26,10 @@ class SeedInputs:
     shape: ScenarioShape
     settings: PolicySettings
     extractor: str
+    extraction: ExtractSettings = field(default_factory=ExtractSettings)
+    # user turn vectors, for an extractor that compares meanings: every seed draws its
+    # turns from the same story, so the embed_turns stage's vectors cover them
+    turn_vectors: TurnVectorMap | None = None
 
 
 def _no_tokens(texts: Sequence[str]) -> list[int]:
@@ -33,7 +38,7 @@ def _no_tokens(texts: Sequence[str]) -> list[int]:
 
 def counts_for_seed(inputs: SeedInputs, seed: int) -> Counts:
     scenario = build_any(inputs.spec, inputs.corpus, replace(inputs.shape, seed=seed))
-    records = EXTRACTORS[inputs.extractor](scenario)
+    records = extractor_for(inputs.extractor, inputs.extraction, inputs.turn_vectors)(scenario)
     # Dense policies need every seed's texts embedded (about 15 s a seed on 2 cores);
     # the multi-seed table covers the lexical and stored-memory policies only.
     policies = without_embeddings(build_policies(inputs.settings))

@@ -1,0 +1,91 @@
+"""What extraction does to the profile policies: each extractor's quality, the profile
+policies' outcome counts under it, which error class changed which probe, and the sweep of
+the noisy extractor's error rate beside the extraction-free references."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from membench.extraction.extractors import FactRecord, perfect_extractor
+from membench.extraction.noisy import noisy_extractor
+from membench.extraction.params import SweepParams
+from membench.extraction.quality import ERROR_CLASSES, blame, measure
+from membench.extraction.settings import NoiseSettings
+from membench.memory.policies import Policy
+from membench.retrieval.retrievers import IndexCache
+from membench.scenario.model import Scenario
+from membench.scoring.bench import OutcomeRow, run_bench
+
+# The sweep's references: retrieval over the transcript, which no extractor touches.
+REFERENCES = ("bm25_transcript", "dense_transcript", "hybrid_transcript")
+SWEPT = ("profile", "profile_bm25_unextracted")
+MEASURES = ("current", "conflict", "leaked")  # both probe forms together
+
+
+def profile_policies(policies: Sequence[Policy]) -> list[Policy]:
+    """The policies that keep the extracted profile (their rows depend on the extractor)."""
+    return [p for p in policies if "profile" in p.stores]
+
+
+def _no_tokens(texts: Sequence[str]) -> list[int]:
+    return [0] * len(texts)
+
+
+def _outcomes(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
+              indexes: IndexCache) -> list[OutcomeRow]:
+    return list(run_bench(scenario, records, policies, _no_tokens, indexes).outcomes)
+
+
+def combined(rows: Sequence[OutcomeRow], policy: str) -> dict[str, int]:
+    """Counts of each measured outcome over both forms."""
+    return {m: sum(r.policy == policy and r.outcome == m for r in rows) for m in MEASURES}
+
+
+def extractor_report(scenario: Scenario, records: Sequence[FactRecord],
+                     policies: Sequence[Policy], indexes: IndexCache,
+                     baseline: Sequence[OutcomeRow]) -> dict:
+    """Quality against gold, the profile policies' counts, and per policy and error class
+    the probes whose outcome differs from the perfect extractor's (and how many of them
+    lost the current answer)."""
+    quality = measure(scenario, records)
+    rows = _outcomes(scenario, records, policies, indexes)
+    perfect = {(r.policy, r.form, r.day, r.fact_key): r.outcome for r in baseline}
+    effects = {p.id: {c: {"changed": 0, "current_lost": 0} for c in (*ERROR_CLASSES, "other")}
+               for p in policies}
+    for r in rows:
+        before = perfect[(r.policy, r.form, r.day, r.fact_key)]
+        if before == r.outcome:
+            continue
+        cause = blame(quality.events, r.fact_key, r.day) or "other"
+        effects[r.policy][cause]["changed"] += 1
+        effects[r.policy][cause]["current_lost"] += before == "current"
+    return {"quality": quality.as_json(),
+            "policies": {p.id: combined(rows, p.id) for p in policies},
+            "effects": effects}
+
+
+def evaluate_extractors(scenario: Scenario, extracted: dict[str, Sequence[FactRecord]],
+                        policies: Sequence[Policy], indexes: IndexCache) -> dict:
+    """extractor name -> extractor_report, every one against the perfect extractor. Each
+    record set gets its own index cache: the stores it indexes differ."""
+    chosen = profile_policies(policies)
+    baseline = _outcomes(scenario, perfect_extractor(scenario), chosen, indexes.sibling())
+    return {name: extractor_report(scenario, records, chosen, indexes.sibling(), baseline)
+            for name, records in extracted.items()}
+
+
+def sweep(scenario: Scenario, policies: Sequence[Policy], params: SweepParams,
+          references: Sequence[OutcomeRow]) -> dict:
+    """The noisy extractor at each rate and seed: the swept policies' counts, and the
+    references' counts from the run (flat: no extractor changes them)."""
+    swept = [p for p in policies if p.id in SWEPT]
+    runs = []
+    for rate in params.rates:
+        for seed in params.seeds:
+            noise = NoiseSettings().at_rate(rate, seed)
+            rows = _outcomes(scenario, noisy_extractor(scenario, noise), swept, IndexCache())
+            runs.append({"rate": rate, "seed": seed,
+                         "counts": {p.id: combined(rows, p.id) for p in swept}})
+    present = [p for p in REFERENCES if any(r.policy == p for r in references)]
+    return {"rates": list(params.rates), "seeds": list(params.seeds), "runs": runs,
+            "references": {p: combined(references, p) for p in present}}

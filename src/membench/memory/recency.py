@@ -1,0 +1,84 @@
+"""Recency-aware readers: the article's advice that a stored line carries its date so the
+newest can win, as policies. A reader takes what a base policy would inject (the whole fact
+log, or a retriever's top-k), groups the lines judged to be about the same thing, and keeps
+only the newest line of each group:
+- by record key: lines the extractor filed under one key (the fact log's records);
+- by similarity: lines whose user words overlap (stemmed content-word Dice) at or above
+  `policies.same_topic_threshold` (transcript lines carry no key).
+A right grouping turns a conflict into a current answer; a wrong one (two facts judged one,
+or a question judged the same as a statement) drops a line that held a current value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from membench.extraction.similarity import content_words, lexical
+from membench.memory.policies import Injection, Policy, PolicySettings, register_policy
+from membench.memory.stores import Document, Memory
+
+RECORD_KEY, SIMILARITY = "record_key", "similarity"
+
+
+@dataclass(frozen=True)
+class RecencyReader:
+    """A recency reader as data: the store it reads, the retriever (None: every line),
+    how lines are grouped, and the policy it refines (the report compares the two)."""
+
+    id: str
+    store: str
+    retriever: str | None
+    grouping: str  # RECORD_KEY or SIMILARITY
+    base: str  # the policy id whose injection this reader filters
+    describes: str  # the label, with {k} for the top-k
+
+    def __call__(self, settings: PolicySettings) -> Policy:
+        return _Reader(self, settings)
+
+
+class _Reader(Policy):
+    def __init__(self, declared: RecencyReader, settings: PolicySettings) -> None:
+        super().__init__(settings)
+        self.declared = declared
+        self.id = declared.id
+        self.label = declared.describes.format(k=settings.retrieval_top_k)
+        self.stores = (declared.store,)
+        self.searches = ((declared.store, declared.retriever),) if declared.retriever else ()
+
+    def inject(self, memory: Memory, question: str) -> Injection:
+        d = self.declared
+        if d.retriever is None:
+            documents = memory.documents(d.store)
+        else:
+            documents = memory.search(d.store, d.retriever, question,
+                                      self.settings.retrieval_top_k)
+        kept = newest_per_group(memory, documents, d.grouping,
+                                Fraction(str(self.settings.same_topic_threshold)))
+        return Injection(tuple(doc.text for doc in kept),
+                         tuple(doc.source for doc in kept) if d.retriever else None)
+
+
+def newest_per_group(memory: Memory, documents: list[Document], grouping: str,
+                     threshold: Fraction) -> list[Document]:
+    """The documents minus every one a newer document of its group supersedes, in their
+    original order. Newer: a later exchange (every line carries its day)."""
+    keys = {r.exchange_index: r.key for r in memory.records}
+    users = {e.index: e.user for e in memory.exchanges}
+    words = {d.source: content_words(users.get(d.source, d.text)) for d in documents}
+
+    def same(a: Document, b: Document) -> bool:
+        if grouping == RECORD_KEY:
+            return a.source in keys and keys.get(a.source) == keys.get(b.source)
+        return lexical(words[a.source], words[b.source]) >= threshold
+
+    return [d for d in documents
+            if not any(o.source > d.source and same(d, o) for o in documents)]
+
+
+for _order, _reader in ((165, RecencyReader(
+        "fact_log_latest", "fact_log", None, RECORD_KEY, "fact_log",
+        "fact log, newest line per record key")),
+        (166, RecencyReader(
+        "bm25_transcript_latest", "transcript", "bm25", SIMILARITY, "bm25_transcript",
+        "BM25 top-{k} over transcript, newest of similar lines"))):
+    register_policy(order=_order)(_reader)

@@ -1,0 +1,56 @@
+"""Stage extraction: how well each extractor extracts (against the gold labels), what its
+errors do to the profile policies, and the noisy extractor's error-rate sweep beside the
+extraction-free policies. Writes one JSON file the plots and report stages read."""
+
+from __future__ import annotations
+
+import typer
+
+from membench.commands.common import (
+    PARAMS_FILE,
+    EmbeddingsFile,
+    OutcomesFile,
+    OutFile,
+    ParamsFile,
+    ScenarioDir,
+    StoredFile,
+    TurnsFile,
+    fails_cleanly,
+    read_params,
+    read_parquet,
+    read_scenario,
+)
+from membench.extraction.evaluation import evaluate_extractors, sweep
+from membench.extraction.extractors import extractor_for
+from membench.io.embedding_files import vectors_from_table
+from membench.io.outputs import staged_outputs
+from membench.io.tables import result_from_tables
+from membench.memory.policies import build_policies
+from membench.retrieval.retrievers import IndexCache
+
+# Always reported, beside the configured one: the gold reference, the real extractor, and
+# the noisy one at extract.noise's rates (every error class present, each blamed apart).
+EVALUATED = ("perfect", "consolidating", "noisy")
+
+
+@fails_cleanly
+def extraction(scenario: ScenarioDir, turns: TurnsFile, embeddings: EmbeddingsFile,
+               outcomes: OutcomesFile, stored: StoredFile, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
+    """Extraction quality, its effect on the profile policies, and the error-rate sweep."""
+    p = read_params(params)
+    built = read_scenario(scenario)
+    turn_vectors = vectors_from_table(read_parquet(turns), p.embedding.model)
+    names = list(dict.fromkeys((*EVALUATED, p.extractor)))
+    extracted = {name: extractor_for(name, p.extraction, turn_vectors)(built)
+                 for name in names}
+    indexes = IndexCache(vectors=vectors_from_table(read_parquet(embeddings),
+                                                    p.embedding.model))
+    policies = build_policies(p.policies)
+    references = result_from_tables(read_parquet(outcomes), read_parquet(stored)).outcomes
+    data = {"configured": p.extractor,
+            "extractors": evaluate_extractors(built, extracted, policies, indexes),
+            "sweep": sweep(built, policies, p.extraction_sweep, references)}
+    with staged_outputs() as outputs:
+        outputs.json(out, data)
+    typer.echo(f"extraction: {', '.join(names)} evaluated; sweep of "
+               f"{len(data['sweep']['runs'])} runs", err=True)
