@@ -9,6 +9,7 @@ from membench.commands.bench import bench
 from membench.commands.corpus_snapshot import corpus_snapshot
 from membench.commands.remeasure import remeasure
 from membench.memory_tool.cli import memory_tool
+from membench.stages.backends import backends
 from membench.stages.corpus import corpus
 from membench.stages.embed import embed
 from membench.stages.extract import extract
@@ -27,7 +28,7 @@ app = typer.Typer(
 )
 
 for command in (corpus, scenario, extract, index, embed, policies, multiseed, plots, report, bench,
-                remeasure):
+                remeasure, backends):
     app.command(command.__name__)(command)
 app.command("corpus-snapshot")(corpus_snapshot)
 app.command("memory-tool")(memory_tool)

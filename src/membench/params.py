@@ -54,6 +54,16 @@ class EmbeddingParams:
 
 
 @dataclass(frozen=True)
+class BackendParams:
+    """The backends stage: which real stores (membench.backends) and which memory
+    stores to replay into each."""
+
+    names: tuple[str, ...] = ("sqlite", "sqlite_vec", "langgraph_memory", "langgraph_sqlite",
+                              "langgraph_postgres", "lancedb", "postgres")
+    stores: tuple[str, ...] = ("profile", "fact_log", "transcript", "transcript_redacted")
+
+
+@dataclass(frozen=True)
 class Params:
     scenario: ScenarioParams
     extractor: str
@@ -61,6 +71,7 @@ class Params:
     measured: str  # ISO date of the measurement, an input so reruns stay byte-identical
     multiseed: MultiseedParams
     embedding: EmbeddingParams
+    backends: BackendParams = BackendParams()
 
 
 def _table(name: str, value: Any, keys: set[str]) -> dict:
@@ -82,8 +93,8 @@ def _str(name: str, value: Any) -> str:
 
 
 def parse_params(data: Any, known_extractors: set[str]) -> Params:
-    top = _table("params", data, {"scenario", "extract", "policies", "report",
-                                       "multiseed", "embedding"})
+    top = check_keys("params", data, {"scenario", "extract", "policies", "report",
+                                      "multiseed", "embedding"}, {"backends"}, ParamsError)
     s = _table("scenario", top["scenario"], {"file", "seed", "sessions", "exchanges_per_session",
                                              "probe_days", "lines_per_reply", "corpus"})
     c = _table("scenario.corpus", s["corpus"], {"source", "glob", "exclude"})
@@ -137,7 +148,7 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
     except ValueError:
         raise ParamsError(f"report.measured: expected a date YYYY-MM-DD, got {measured!r}") from None
     return Params(scenario, extractor, policies, measured, _multiseed(top["multiseed"]),
-                  _embedding(top["embedding"]))
+                  _embedding(top["embedding"]), _backends(top.get("backends", {})))
 
 
 def _embedding(value: Any) -> EmbeddingParams:
@@ -155,6 +166,25 @@ def _multiseed(value: Any) -> MultiseedParams:
     if len(set(checked)) != len(checked):
         raise ParamsError(f"multiseed.seeds: repeated seed in {list(checked)}")
     return MultiseedParams(checked, _int("multiseed.workers", m["workers"], 1))
+
+
+def _names(name: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(
+            isinstance(v, str) and v for v in value):
+        raise ParamsError(f"{name}: expected a non-empty list of names")
+    if len(set(value)) != len(value):
+        raise ParamsError(f"{name}: repeated name in {value}")
+    return tuple(value)
+
+
+def _backends(value: Any) -> BackendParams:
+    """Names are checked against the registries by the backends stage (importing them
+    here would make every stage depend on the backend modules)."""
+    b = check_keys("backends", value, set(), {"names", "stores"}, ParamsError)
+    defaults = BackendParams()
+    return BackendParams(
+        _names("backends.names", b["names"]) if "names" in b else defaults.names,
+        _names("backends.stores", b["stores"]) if "stores" in b else defaults.stores)
 
 
 def load_params(path: Path, known_extractors: set[str]) -> Params:

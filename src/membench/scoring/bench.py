@@ -63,13 +63,15 @@ CountTokens = Callable[[Sequence[str]], list[int]]
 
 def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
               count_tokens: CountTokens, indexes: IndexCache | None = None,
-              progress: Progress | None = None) -> BenchResult:
-    """count_tokens takes every distinct text at once, so a counter can batch them."""
+              progress: Progress | None = None,
+              memories: Callable[[int, IndexCache], Memory] | None = None) -> BenchResult:
+    """count_tokens takes every distinct text at once, so a counter can batch them;
+    memories(day, indexes), if given, supplies each probe day's Memory (real stores)."""
     indexes = indexes or IndexCache()
     outcomes: list[OutcomeRow] = []
     stored: list[StoredRow] = []
     for day in scenario.probe_days:
-        memory = Memory(scenario, records, day, indexes)
+        memory = memories(day, indexes) if memories else Memory(scenario, records, day, indexes)
         probes = [p for p in scenario.probes if p.day == day]
         if progress:
             progress(f"day {day}: {len(policies)} policies x {len(probes)} probes")
