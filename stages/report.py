@@ -48,6 +48,8 @@ TemplatesDir = Annotated[Path, typer.Option(
 # Untracked by git and DVC (not a stage output): the machine differs between runs, the
 # committed bytes must not. dvc.yaml passes its path like every other one; the report's
 # header names it.
+BackendsFile = Annotated[Path | None, typer.Option(
+    "--backends", help="The backends stage's summary (JSON); its section is left out without.")]
 EnvironmentFile = Annotated[Path, typer.Option(
     "--environment", help="Where to describe this machine (JSON, not committed).")]
 
@@ -80,7 +82,8 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
            audit: AuditFile, embeddings: EmbeddingsFile, multiseed: MultiseedFile,
            article: ArticleFile, out: OutFile, metrics_out: MetricsFile,
            summary_out: SummaryFile, environment_out: EnvironmentFile, charts: ChartsFile,
-           templates: TemplatesDir, params: ParamsFile = PARAMS_FILE) -> None:
+           templates: TemplatesDir, params: ParamsFile = PARAMS_FILE,
+           backends: BackendsFile = None) -> None:
     """Write the Markdown report, the summary metric and the detailed metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
@@ -100,6 +103,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
         manifest=manifest, labels=labels, result=result,
         exchanges=built.exchanges, article=published, trace_fact=TRACE_FACT,
         multiseed=per_seed, images=report_images(out, charts, templates), audit=audit_from_table(read_parquet(audit)),
+        backends=read_json(backends) if backends else None,
     ))
     with staged_outputs() as outputs:
         outputs.text(out, text)

@@ -58,6 +58,8 @@ class StoreBackend(ABC):
     lexical: ClassVar[str | None] = None  # native lexical ranking, described
     semantic: ClassVar[str | None] = None  # native vector ranking, described
     remedies: ClassVar[tuple[str, ...]] = ()
+    _owners: dict[int, str] = {}  # SQLite: page -> table, read by settle()
+    _relations: dict[str, tuple[str, str]] = {}  # PostgreSQL: file -> relation, by settle()
 
     def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
         if remedy != NO_REMEDY and remedy not in self.remedies:

@@ -72,6 +72,7 @@ class LangGraphMemory(LangGraphBackend):
 
 class LangGraphSqlite(LangGraphBackend):
     remedies = (VACUUM, SECURE_DELETE, SECURE_VACUUM)
+    database = SQLITE_FILE
 
     def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
         super().__init__(directory, embed, remedy)
@@ -79,8 +80,8 @@ class LangGraphSqlite(LangGraphBackend):
 
         directory.mkdir(parents=True, exist_ok=True)
         self.connection = connect(directory / SQLITE_FILE, extensions=True)
-        if remedy in (SECURE_DELETE, SECURE_VACUUM):
-            self.connection.execute("PRAGMA secure_delete=ON")
+        secure = remedy in (SECURE_DELETE, SECURE_VACUUM)  # explicit: builds differ
+        self.connection.execute(f"PRAGMA secure_delete={'ON' if secure else 'OFF'}")
         self.store = SqliteStore(self.connection, index=self._index())
         self.store.setup()
 
@@ -89,6 +90,7 @@ class LangGraphSqlite(LangGraphBackend):
         itself does every 1000 pages: the file then holds every committed page, and the
         WAL's frames are the log's copies (the WAL is reused, not truncated)."""
         self.connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        self._owners = page_owners(self.directory / self.database)  # once per scan
 
     def apply_remedy(self):
         if self.remedy in (VACUUM, SECURE_VACUUM):
@@ -97,7 +99,7 @@ class LangGraphSqlite(LangGraphBackend):
 
     def locate(self, relative, blob, offset, live) -> Located:
         return locate_sqlite(relative, blob, offset,
-                             page_owners(self.directory / SQLITE_FILE),
+                             self._owners,
                              frozenset({"store", "store_vectors"}))
 
     def close(self):

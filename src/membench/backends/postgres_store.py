@@ -48,6 +48,7 @@ class PostgresServerFiles:
 
     def settle(self) -> None:
         self.connection.execute("CHECKPOINT")
+        self._relations = self.relation_kinds()  # one catalog read per scan, not per hit
 
     def relation_kinds(self) -> dict[str, tuple[str, str]]:
         rows = self.connection.execute(
@@ -59,7 +60,7 @@ class PostgresServerFiles:
         if relative.startswith("pg_wal/"):
             return Located(LOG, "pg_wal")
         base = relative.split(".")[0].removesuffix("_fsm").removesuffix("_vm")
-        name, kind = self.relation_kinds().get(base, (relative, "?"))
+        name, kind = self._relations.get(base, (relative, "?"))
         if name.startswith("pg_toast_"):
             name = "TOAST"
         if kind == "i":

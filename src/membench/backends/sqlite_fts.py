@@ -1,7 +1,9 @@
 """SQLite from the standard library: rows in a table, FTS5 for lexical search, vectors as
 BLOBs ranked exactly in membench (SQLite has no vector search of its own).
 
-WAL journal mode, as most applications run SQLite. Remedies, from SQLite's documentation:
+WAL journal mode, as most applications run SQLite. secure_delete is always set
+explicitly: SQLite's documented default is OFF, but some builds (Debian's libsqlite3,
+which Python may link) turn it ON at compile time, and the results must not depend on it. Remedies, from SQLite's documentation:
 PRAGMA secure_delete (deleted content is overwritten with zeros; set before deleting),
 VACUUM (rebuilds the file), FTS5's 'optimize' (merges the index segments that still list
 deleted rows), and a WAL checkpoint in TRUNCATE mode (empties the log).
@@ -35,14 +37,15 @@ class SqliteBackend(StoreBackend):
     remedies = (SECURE_DELETE, VACUUM, ALL)
     data_tables = frozenset({"docs", "docs_fts_content"})
     extensions = False
+    database = DATABASE
 
     def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
         super().__init__(directory, embed, remedy)
         directory.mkdir(parents=True, exist_ok=True)
         self.connection = connect(directory / DATABASE, extensions=self.extensions)
         self.connection.execute("PRAGMA journal_mode=WAL")
-        if remedy in (SECURE_DELETE, ALL):
-            self.connection.execute("PRAGMA secure_delete=ON")
+        secure = remedy in (SECURE_DELETE, ALL)
+        self.connection.execute(f"PRAGMA secure_delete={'ON' if secure else 'OFF'}")
         self._create()
 
     def _create(self) -> None:
@@ -95,6 +98,7 @@ class SqliteBackend(StoreBackend):
         itself does every 1000 pages: the file then holds every committed page, and the
         WAL's frames are the log's copies (the WAL is reused, not truncated)."""
         self.connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        self._owners = page_owners(self.directory / self.database)  # once per scan
 
     def apply_remedy(self):
         if self.remedy == ALL:
@@ -105,7 +109,7 @@ class SqliteBackend(StoreBackend):
 
     def locate(self, relative, blob, offset, live) -> Located:
         return locate_sqlite(relative, blob, offset,
-                             page_owners(self.directory / DATABASE), self.data_tables)
+                             self._owners, self.data_tables)
 
     def close(self):
         self.connection.close()

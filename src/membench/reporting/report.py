@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from membench.reporting.backends_tables import backends_section
 from membench.reporting.findings import finding_paragraphs
 from membench.reporting.parts import fmt, trace
 from membench.reporting.retrieval_tables import retrieval_section
@@ -48,6 +49,7 @@ class ReportInputs:
     audit: Sequence[AuditRow] = ()
     multiseed: Mapping[int, Counts] | None = None  # seed -> counts, from the multiseed stage
     images: Sequence[tuple[str, str]] = ()  # (caption, path relative to the report)
+    backends: Mapping | None = None  # the backends stage's summary (reports/backends.json)
 
 
 def _header(inputs: ReportInputs) -> str:
@@ -207,6 +209,8 @@ def render_report(inputs: ReportInputs) -> str:
         if left_out:
             parts.append(f"Not rerun per seed (each seed would need its own embeddings): "
                          f"{', '.join(left_out)}.")
+    if inputs.backends:
+        parts += backends_section(inputs.backends)
     if inputs.images:
         parts += ["## Charts", "\n\n".join(f"![{caption}]({path})"
                                              for caption, path in inputs.images)]
