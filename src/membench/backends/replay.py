@@ -144,7 +144,14 @@ class BackendMemory(Memory):
         if store not in self.replay.stores:
             return super().documents(store)
         if store not in self._documents:
-            self._documents[store] = tuple(self.replay.stores[store].backend.documents())
+            replay = self.replay.stores[store]
+            # The database's rows, in the store's order (a profile keeps a fact's line where
+            # it was first written; rows come back by key): a key the store no longer has
+            # goes last, so a delete that did not happen shows in the parity table.
+            position = {key: i for i, key in enumerate(replay.current)}
+            self._documents[store] = tuple(sorted(
+                replay.backend.documents(),
+                key=lambda d: (position.get(d.source, len(position)), d.source)))
         return list(self._documents[store])
 
     def search(self, store, retriever, question, k):
