@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from membench.backends.base import LOG, OLD
 from membench.backends.pages import (
-    DEAD_TUPLE, LIVE_CELL, UNALLOCATED, postgres_region, sqlite_region)
+    DEAD_TUPLE, LIVE_CELL, UNALLOCATED, postgres_region, sqlite_free_pages, sqlite_region)
 from membench.backends.scanner import (
-    TOKENS, VALUE, VECTOR_PIECE, scan, sqlite_free_pages, value_needles, vector_needle)
+    TOKENS, VALUE, VECTOR_PIECE, scan, value_needles, vector_needle)
 from backend_helpers import EMBED, SECRET, SECRET_VALUE, filler, where
 
 

@@ -22,7 +22,9 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scena
            "reports/metrics.json", "reports/summary.json", "reports/multiseed.json", "reports/plots/cost_quality.json",
            "reports/plots/outcomes.json", "reports/plots/by_day.json",
            "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
-           "reports/plots/by_day.svg"]
+           "reports/plots/by_day.svg", "data/backend_parity.parquet",
+           "data/backend_rankings.parquet", "data/backend_at_rest.parquet",
+           "reports/backends.json"]
 COMMITTED = [name for name in OUTPUTS if name.startswith("reports/")]
 
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from membench.backends.base import BACKENDS, INDEX, LIVE, NO_REMEDY, OLD, Embed, Located
-from membench.backends.base import StoreBackend
+from membench.backends.base import (
+    BACKENDS, INDEX, LIVE, NO_REMEDY, OLD, Embed, Located, StoreBackend)
 from membench.retrieval.retrievers import Document
 
 COMPACT, BOTH = "optimize", "optimize+cleanup_old_versions"

@@ -20,6 +20,27 @@ def sqlite_page_size(database: bytes) -> int:
     return 65536 if size == 1 else size
 
 
+def sqlite_free_pages(database: bytes) -> frozenset[int]:
+    """Page numbers (from 1) on an SQLite database file's freelist: trunk and leaf pages
+    (the file format's header: page size at offset 16, first trunk page at 32)."""
+    if len(database) < 100 or not database.startswith(b"SQLite format 3\0"):
+        return frozenset()
+    page_size = sqlite_page_size(database)
+    free: set[int] = set()
+    trunk = struct.unpack(">I", database[32:36])[0]
+    while trunk and trunk not in free and trunk * page_size <= len(database):
+        free.add(trunk)
+        base = (trunk - 1) * page_size
+        following, count = struct.unpack(">II", database[base:base + 8])
+        free.update(struct.unpack(f">{count}I", database[base + 8:base + 8 + 4 * count]))
+        trunk = following
+    return frozenset(free)
+
+
+def sqlite_page(database: bytes, offset: int) -> int:
+    return offset // sqlite_page_size(database) + 1
+
+
 def sqlite_region(database: bytes, offset: int) -> str:
     """LIVE_CELL or UNALLOCATED for a byte of a b-tree page (unallocated: between the cell
     pointer array and the cell content area, or on the page's freeblock list). A page

@@ -9,11 +9,11 @@ chunk is ~2 kB, an SQLite overflow page can start mid-vector), so a vector needl
 matches when any of its aligned VECTOR_PIECE-byte pieces is found: any contiguous run of
 2 * VECTOR_PIECE - 1 bytes of the vector holds one whole aligned piece. Compressed storage
 is the one thing no byte scan sees; docs/backends.md says which backend compresses what.
+Where in a database a hit lies is read from the page headers by membench.backends.pages.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -76,25 +76,3 @@ def scan(blob: bytes, needles: Sequence[Needle]) -> list[Hit]:
                 start = blob.find(piece, start + 1)
     return hits
 
-
-def sqlite_free_pages(database: bytes) -> frozenset[int]:
-    """Page numbers (from 1) on an SQLite database file's freelist: trunk and leaf pages
-    (the file format's header: page size at offset 16, first trunk page at 32)."""
-    if len(database) < 100 or not database.startswith(b"SQLite format 3\0"):
-        return frozenset()
-    page_size = struct.unpack(">H", database[16:18])[0]
-    page_size = 65536 if page_size == 1 else page_size
-    free: set[int] = set()
-    trunk = struct.unpack(">I", database[32:36])[0]
-    while trunk and trunk not in free and trunk * page_size <= len(database):
-        free.add(trunk)
-        base = (trunk - 1) * page_size
-        following, count = struct.unpack(">II", database[base:base + 8])
-        free.update(struct.unpack(f">{count}I", database[base + 8:base + 8 + 4 * count]))
-        trunk = following
-    return frozenset(free)
-
-
-def sqlite_page(database: bytes, offset: int) -> int:
-    page_size = struct.unpack(">H", database[16:18])[0]
-    return offset // (65536 if page_size == 1 else page_size) + 1
