@@ -4,6 +4,9 @@ Real databases and a real PostgreSQL server, never mocks."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from membench.backends.base import FREE, LIVE, LOG, NO_REMEDY, OLD, BackendUnavailableError
@@ -71,3 +74,27 @@ def test_postgres_keeps_a_deleted_row_until_vacuum_full_and_the_wal_after(name, 
     assert {(VALUE, OLD), (VALUE, FREE)} & kept
     cured = _after(name, tmp_path, "vacuum_full")
     assert {place for _, place in cured} == {LOG}  # tables rewritten; the WAL remains
+
+
+def test_a_server_that_cannot_start_is_a_clear_error_and_leaves_nothing(tmp_path, monkeypatch):
+    from membench.backends import postgres_server
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "initdb").write_text("#!/bin/sh\necho 'initdb: no space left' >&2\nexit 1\n")
+    (bindir / "initdb").chmod(0o755)
+    monkeypatch.setattr(postgres_server, "find_bindir", lambda: bindir)
+    temp = Path(tempfile.gettempdir())
+    before = set(temp.glob("membench-pg-*"))
+    with pytest.raises(BackendUnavailableError, match="PostgreSQL initdb failed"):
+        postgres_server.PostgresServer()
+    assert set(temp.glob("membench-pg-*")) <= before  # its temporary directory is gone
+
+
+def test_no_server_binaries_is_a_clear_error(monkeypatch):
+    from membench.backends import postgres_server
+
+    monkeypatch.setattr(postgres_server, "_bundled_bindir", lambda: None)
+    monkeypatch.setattr(postgres_server, "_system_bindir", lambda: None)
+    with pytest.raises(BackendUnavailableError, match="no PostgreSQL server binaries"):
+        postgres_server.find_bindir()
