@@ -56,6 +56,8 @@ TemplatesDir = Annotated[Path, typer.Option(
 # Untracked by git and DVC (not a stage output): the machine differs between runs, the
 # committed bytes must not. dvc.yaml passes its path like every other one; the report's
 # header names it.
+BackendsFile = Annotated[Path | None, typer.Option(
+    "--backends", help="The backends stage's summary (JSON); its section is left out without.")]
 EnvironmentFile = Annotated[Path, typer.Option(
     "--environment", help="Where to describe this machine (JSON, not committed).")]
 
@@ -89,7 +91,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
            article: ArticleFile, out: OutFile, metrics_out: MetricsFile,
            summary_out: SummaryFile, environment_out: EnvironmentFile, charts: ChartsFile,
            templates: TemplatesDir, users: UsersFile, extraction: ExtractionFile,
-           params: ParamsFile = PARAMS_FILE) -> None:
+           params: ParamsFile = PARAMS_FILE, backends: BackendsFile = None) -> None:
     """Write the Markdown report, the summary metric and the detailed metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
@@ -115,6 +117,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
         article_story=is_article_story(built.facts, published, manifest.get("format") == 2),
         facts=built.facts, extractor=p.extractor,
         extraction=extracted,
+        backends=read_json(backends) if backends else None,
     ))
     with staged_outputs() as outputs:
         outputs.text(out, text)

@@ -12,13 +12,16 @@ import yaml
 from typer.testing import CliRunner
 
 from membench.cli import app
-from membench.io import tables
+from membench.io import backend_tables, tables
 from membench.memory.policies import POLICIES
 
 runner = CliRunner()
 DVC_YAML = yaml.safe_load((Path(__file__).parents[1] / "dvc.yaml").read_text())
 STAGES = ["corpus", "generate", "scenario", "embed_turns", "extract", "index", "embed",
-          "policies", "extraction", "multiseed", "users", "plots", "report"]
+          "policies", "extraction", "backends", "multiseed", "users", "plots", "report"]
+# Two backends that need no server keep the pipeline fixture fast; tests/test_backends.py
+# runs every backend, and the e2e test the default list.
+FAST_BACKENDS = ["sqlite", "langgraph_memory"]
 OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "data/index.parquet", "data/outcomes.parquet", "data/stored.parquet",
            "data/audit.parquet", "data/embeddings.parquet", "data/embedding_cache.parquet",
@@ -29,7 +32,9 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "reports/metrics.json", "data/users_outcomes.parquet",
            "data/generated/scenario.toml", "data/turn_embeddings.parquet",
            "data/turn_embedding_cache.parquet", "reports/extraction.json",
-           "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg"]
+           "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg",
+           "data/backend_parity.parquet", "data/backend_rankings.parquet",
+           "data/backend_at_rest.parquet", "reports/backends.json"]
 
 
 def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> Path:
@@ -40,6 +45,7 @@ def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> P
     shutil.copytree(root / ".dvc" / "plots", target / ".dvc" / "plots")
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["scenario"]["corpus"] = {"source": str(corpus_dir), "glob": "*.py", "exclude": []}
+    params["backends"]["names"] = FAST_BACKENDS
     for dotted, value in overrides.items():
         section, key = dotted.split("__")
         params[section][key] = value
@@ -117,6 +123,9 @@ def test_every_stage_succeeds_and_writes_its_outputs(pipeline):
     ("data/audit.parquet", tables.AUDIT_SCHEMA),
     ("data/corpus.parquet", tables.CORPUS_SCHEMA),
     ("data/users_outcomes.parquet", tables.USER_OUTCOMES_SCHEMA),
+    ("data/backend_parity.parquet", backend_tables.BACKEND_PARITY_SCHEMA),
+    ("data/backend_rankings.parquet", backend_tables.BACKEND_RANKINGS_SCHEMA),
+    ("data/backend_at_rest.parquet", backend_tables.BACKEND_AT_REST_SCHEMA),
 ])
 def test_parquet_files_have_the_documented_schema(pipeline, path, schema):
     workspace, _ = pipeline
@@ -320,3 +329,31 @@ def test_users_stage_and_report_section_on_a_generated_deployment(pipeline, tmp_
     counts = json.loads(metrics.read_text())["multi_user"]["modes"]
     assert sum(c["cross_user_leak"] for c in counts["shared"].values()) == leaks["shared"]
     stage("report")  # the single-user report again, for the other tests
+
+
+def test_backends_reproduce_the_in_memory_outcomes_and_the_report_shows_them(pipeline):
+    workspace, _ = pipeline
+    parity = pq.read_table(workspace / "data/backend_parity.parquet").to_pylist()
+    assert {r["backend"] for r in parity} == set(FAST_BACKENDS)
+    assert parity and all(r["same_outcome"] and r["same_context"] for r in parity)
+    report = (workspace / "reports/report.md").read_text()
+    assert "## Deleted, but still on disk" in report
+    assert "| `sqlite` | `profile` | vacuum | nowhere | nowhere |" in report
+
+
+@pytest.mark.parametrize("section,value,named", [
+    ("names", ["sqlite", "oracle"], "backends.names"),
+    ("stores", ["profile", "diary"], "backends.stores"),
+    ("names", [], "backends.names"),
+])
+def test_bad_backends_params_stop_the_stage_and_write_nothing(
+        pipeline, tmp_path, monkeypatch, section, value, named):
+    workspace, _ = pipeline
+    params = yaml.safe_load((workspace / "params.yaml").read_text())
+    params["backends"][section] = value
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(workspace)
+    result = stage("backends", "--params", str(tmp_path / "params.yaml"),
+                   parity=str(tmp_path / "p.parquet"), summary=str(tmp_path / "s.json"))
+    assert result.exit_code != 0 and named in result.output
+    assert not (tmp_path / "p.parquet").exists() and not (tmp_path / "s.json").exists()

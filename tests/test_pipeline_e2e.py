@@ -23,13 +23,17 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scena
            "reports/plots/outcomes.json", "reports/plots/by_day.json",
            "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
            "reports/plots/by_day.svg", "data/turn_embeddings.parquet", "reports/extraction.json",
-           "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg"]
+           "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg",
+           "data/backend_parity.parquet", "data/backend_rankings.parquet",
+           "data/backend_at_rest.parquet", "reports/backends.json"]
 COMMITTED = [name for name in OUTPUTS if name.startswith("reports/")]
 
 
 def sh(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     env = {**os.environ, "DVC_NO_ANALYTICS": "1", **(env or {})}
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+    # 20 minutes: a cold `dvc repro` includes the backends stage, whose PostgreSQL servers
+    # and scans take minutes on a shared 2-core machine.
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1200,
                           check=False)
     assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr

@@ -1,6 +1,6 @@
 """The README's sweeps in a temporary clone: a queued seed sweep run by two queue workers,
 a top-k and a session-count experiment, then `dvc exp show --json` with the summary's
-columns. Two multi-seed seeds in the clone keep each experiment short."""
+columns. Two multi-seed seeds and two backends in the clone keep each experiment short."""
 
 from __future__ import annotations
 
@@ -41,7 +41,12 @@ def sweep(repo_root, tmp_path_factory) -> list[dict]:
     params = clone / "params.yaml"
     text = params.read_text()
     start = text.index("  seeds: [")
-    params.write_text(text.replace(text[start:text.index("]", start) + 1], "  seeds: [42, 1]"))
+    text = text.replace(text[start:text.index("]", start) + 1], "  seeds: [42, 1]")
+    # Two backends that need no server: the PostgreSQL ones take minutes per experiment
+    # (tests/test_pipeline_e2e.py runs the default list).
+    start = text.index("  names: [sqlite")
+    params.write_text(text.replace(text[start:text.index("]", start) + 1],
+                                   "  names: [sqlite, langgraph_memory]"))
     sh(clone, "git", "init", "-q")
     sh(clone, "git", "add", "-A")
     sh(clone, *GIT, "commit", "-qm", "clone")  # experiments need a commit to start from

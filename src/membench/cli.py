@@ -11,6 +11,7 @@ from membench.commands.generate import generate
 from membench.commands.importing import import_
 from membench.commands.remeasure import remeasure
 from membench.memory_tool.cli import memory_tool
+from membench.stages.backends import backends
 from membench.stages.corpus import corpus
 from membench.stages.embed import embed
 from membench.stages.embed_turns import embed_turns
@@ -32,7 +33,7 @@ app = typer.Typer(
 )
 
 for command in (corpus, scenario, extract, index, embed, policies, multiseed, plots, report, bench,
-                remeasure, generate, users, extraction):
+                remeasure, generate, users, extraction, backends):
     app.command(command.__name__)(command)
 app.command("corpus-snapshot")(corpus_snapshot)
 app.command("embed_turns")(embed_turns)

@@ -63,6 +63,16 @@ class EmbeddingParams:
 
 
 @dataclass(frozen=True)
+class BackendParams:
+    """The backends stage: which real stores (membench.backends) and which memory
+    stores to replay into each."""
+
+    names: tuple[str, ...] = ("sqlite", "sqlite_vec", "langgraph_memory", "langgraph_sqlite",
+                              "langgraph_postgres", "lancedb", "postgres")
+    stores: tuple[str, ...] = ("profile", "fact_log", "transcript", "transcript_redacted")
+
+
+@dataclass(frozen=True)
 class Params:
     scenario: ScenarioParams
     extractor: str
@@ -73,6 +83,7 @@ class Params:
     generate: GenerateSettings | None = None  # the optional `generate:` section
     extraction: ExtractSettings = field(default_factory=ExtractSettings)  # consolidation, noise
     extraction_sweep: SweepParams = field(default_factory=SweepParams)
+    backends: BackendParams = BackendParams()
 
 
 def _table(name: str, value: Any, keys: set[str]) -> dict:
@@ -98,8 +109,8 @@ DEFAULT_SWEEP = {"rates": list(SweepParams.rates), "seeds": list(SweepParams.see
 
 def parse_params(data: Any, known_extractors: set[str]) -> Params:
     top = check_keys("params", data, {"scenario", "extract", "policies", "report",
-                                      "multiseed", "embedding"}, {"generate", "extraction_sweep"},
-                   ParamsError)
+                                      "multiseed", "embedding"},
+                   {"generate", "extraction_sweep", "backends"}, ParamsError)
     s = _table("scenario", top["scenario"], {"file", "seed", "sessions", "exchanges_per_session",
                                              "probe_days", "lines_per_reply", "corpus"})
     c = _table("scenario.corpus", s["corpus"], {"source", "glob", "exclude"})
@@ -160,7 +171,8 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
                   _embedding(top["embedding"]),
                   generate_settings(top["generate"]) if "generate" in top else None,
                   parse_extract_settings(e, ParamsError),
-                  parse_sweep(top.get("extraction_sweep", DEFAULT_SWEEP), ParamsError))
+                  parse_sweep(top.get("extraction_sweep", DEFAULT_SWEEP), ParamsError),
+                  _backends(top.get("backends", {})))
 
 
 def _embedding(value: Any) -> EmbeddingParams:
@@ -198,6 +210,23 @@ def generate_settings(value: Any) -> GenerateSettings:
         users=_int("generate.users", g["users"], 1),
         seed=_int("generate.seed", g["seed"], 0),
     )
+def _names(name: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(
+            isinstance(v, str) and v for v in value):
+        raise ParamsError(f"{name}: expected a non-empty list of names")
+    if len(set(value)) != len(value):
+        raise ParamsError(f"{name}: repeated name in {value}")
+    return tuple(value)
+
+
+def _backends(value: Any) -> BackendParams:
+    """Names are checked against the registries by the backends stage (importing them
+    here would make every stage depend on the backend modules)."""
+    b = check_keys("backends", value, set(), {"names", "stores"}, ParamsError)
+    defaults = BackendParams()
+    return BackendParams(
+        _names("backends.names", b["names"]) if "names" in b else defaults.names,
+        _names("backends.stores", b["stores"]) if "stores" in b else defaults.stores)
 
 
 def load_params(path: Path, known_extractors: set[str]) -> Params:

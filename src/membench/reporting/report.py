@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from membench.reporting.extraction_tables import extraction_section
+from membench.reporting.backends_tables import backends_section
 from membench.reporting.findings import finding_paragraphs
 from membench.reporting.given_sections import GLOSSARY as FORMAT2_GLOSSARY
 from membench.reporting.given_sections import given_sections
@@ -61,6 +62,7 @@ class ReportInputs:
     facts: Sequence[Fact] = ()  # the scenario's facts (stale-hit traces)
     extractor: str = ""
     extraction: Mapping | None = None  # the extraction stage's file
+    backends: Mapping | None = None  # the backends stage's summary (reports/backends.json)
 
 
 def _header(inputs: ReportInputs, table: ResultsTable) -> str:
@@ -263,6 +265,8 @@ def _closing(inputs: ReportInputs, table: ResultsTable, parts: list[str]) -> str
     if inputs.extraction:
         live = table.n(next(iter(inputs.labels)), deleted=False)  # every form's live probes
         parts += extraction_section(inputs.extraction, live)
+    if inputs.backends:
+        parts += backends_section(inputs.backends)
     if inputs.images:
         parts += ["## Charts", "\n\n".join(f"![{caption}]({path})"
                                              for caption, path in inputs.images)]

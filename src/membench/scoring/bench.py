@@ -71,15 +71,17 @@ CountTokens = Callable[[Sequence[str]], list[int]]
 
 def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
               count_tokens: CountTokens, indexes: IndexCache | None = None,
-              progress: Progress | None = None) -> BenchResult:
+              progress: Progress | None = None,
+              memories: Callable[[int, IndexCache], Memory] | None = None) -> BenchResult:
     """count_tokens takes every distinct text of a day at once, so a counter can batch
-    them; counting day by day keeps only the day's texts alive, not every day's stores."""
+    them; counting day by day keeps only the day's texts alive, not every day's stores.
+    memories(day, indexes), if given, supplies each probe day's Memory (real stores)."""
     indexes = indexes or IndexCache()
     outcomes: list[OutcomeRow] = []
     stored: list[StoredRow] = []
     scorer = EvidenceScorer(scenario, records) if scenario.scoring else None
     for day in scenario.probe_days:
-        memory = Memory(scenario, records, day, indexes)
+        memory = memories(day, indexes) if memories else Memory(scenario, records, day, indexes)
         probes = [p for p in scenario.probes if p.day == day]
         golds = {} if scorer else {p.fact_key: gold_evidence(scenario, p.fact_key, day)
                                    for p in probes}

@@ -1,0 +1,113 @@
+"""The store backend interface: what membench asks of a real database keeping one store.
+
+A backend holds one store's documents under one directory (every file it writes is
+there, so the at-rest audit can scan them all). Documents are keyed by the exchange they
+came from (Document.source); vectors are membench's own embeddings, on the 2^-20 grid.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from membench.registry import Registry
+from membench.retrieval.retrievers import Document
+
+# Where a deleted value is held at rest (the audit's places).
+LIVE = "live rows"
+FREE = "free space"  # free pages, unused space in a page, dead tuples
+LOG = "log"  # WAL or rollback journal
+OLD = "old versions"
+INDEX = "index"
+PLACES = (LIVE, FREE, LOG, OLD, INDEX)
+NO_REMEDY = "none"
+
+@dataclass(frozen=True)
+class Embed:
+    """text -> membench's vector for it (looked up, never computed), and its length."""
+
+    vector: Callable[[str], np.ndarray]
+    dims: int
+
+    def __call__(self, text: str) -> np.ndarray:
+        return np.asarray(self.vector(text), dtype=np.float32)
+
+
+class BackendUnavailableError(RuntimeError):
+    """A backend cannot run here (missing extra, server that does not start)."""
+
+
+@dataclass(frozen=True, order=True)
+class Located:
+    """What a file is to the backend: its place, or a function of the hit's page."""
+
+    place: str
+    name: str  # the file's stable name in the report (no machine paths, no OIDs)
+
+
+class StoreBackend(ABC):
+    """One store in one database. `remedy` names the documented remedy this instance
+    runs: options a remedy needs from the start (SQLite secure_delete) are set at open,
+    the rest run in apply_remedy() after the replay."""
+
+    lexical: ClassVar[str | None] = None  # native lexical ranking, described
+    semantic: ClassVar[str | None] = None  # native vector ranking, described
+    remedies: ClassVar[tuple[str, ...]] = ()
+    _owners: dict[int, str] = {}  # SQLite: page -> table, read by settle()
+    _relations: dict[str, tuple[str, str]] = {}  # PostgreSQL: file -> relation, by settle()
+
+    def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
+        if remedy != NO_REMEDY and remedy not in self.remedies:
+            raise ValueError(f"{type(self).__name__} has no remedy {remedy!r}; "
+                             f"known: {', '.join(self.remedies)}")
+        self.directory = directory
+        self.embed = embed
+        self.remedy = remedy
+
+    @abstractmethod
+    def upsert(self, key: int, text: str) -> None: ...
+
+    @abstractmethod
+    def delete(self, key: int) -> None: ...
+
+    @abstractmethod
+    def documents(self) -> list[Document]:
+        """Every live document, by key."""
+
+    def lexical_search(self, question: str, k: int) -> list[int]:
+        raise NotImplementedError(f"{type(self).__name__} has no lexical search")
+
+    def vector_search(self, question: str, k: int) -> list[int]:
+        raise NotImplementedError(f"{type(self).__name__} has no vector search")
+
+    def settle(self) -> None:
+        """Brings the disk to a defined state before a scan (a server's CHECKPOINT)."""
+
+    def apply_remedy(self) -> None:
+        """Runs the remedy's after-the-fact steps (none by default)."""
+
+    def files_root(self) -> Path | None:
+        """The directory holding every file the backend wrote; None: it writes none."""
+        return self.directory
+
+    @abstractmethod
+    def locate(self, relative: str, blob: bytes, offset: int, live: bool) -> Located:
+        """The place of a hit at `offset` in the file `relative` (to files_root), given
+        whether the found needle is still in the store's live documents."""
+
+    def close(self) -> None:
+        """Releases connections and servers; the directory stays for a last scan."""
+
+    def __enter__(self) -> StoreBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+BACKENDS: Registry[type[StoreBackend]] = Registry("backend")

@@ -1,0 +1,103 @@
+"""A throwaway PostgreSQL server: initdb on a temporary data directory, started on a unix
+socket only (no TCP port), as an unprivileged user, stopped and deleted on close.
+
+Binaries: the server that the PyPI package pgserver ships inside its wheel (PostgreSQL
+16 with pgvector, in the `stores` extra), else the machine's own (pg_config --bindir,
+Debian's /usr/lib/postgresql/*/bin). Run as root (CI, containers), every server command
+runs as the user `nobody` through runuser, and the data directory is owned by it:
+PostgreSQL refuses to run as root. Anything that stops the server from starting raises
+BackendUnavailableError with the server's own log, never a silent skip.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from membench.backends.base import BackendUnavailableError
+
+UNPRIVILEGED = "nobody"
+SUPERUSER = "membench"
+# What is on disk must not depend on the machine's speed: no autovacuum (it would clean
+# dead tuples whenever it ran; the remedies run VACUUM explicitly), no background writer
+# and no timed checkpoint (they write pages at times of their own). A backend's settle()
+# runs CHECKPOINT before each scan instead: the disk then holds every committed page.
+SETTINGS = ("autovacuum=off", "bgwriter_lru_maxpages=0", "checkpoint_timeout=1d",
+            "max_wal_size=1GB", "listen_addresses=''", "fsync=off")
+
+
+def _bundled_bindir() -> Path | None:
+    spec = importlib.util.find_spec("pgserver")  # not imported: its import has side effects
+    if spec is None or spec.origin is None:
+        return None
+    bindir = Path(spec.origin).parent / "pginstall" / "bin"
+    return bindir if (bindir / "postgres").is_file() else None
+
+
+def _system_bindir() -> Path | None:
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True)
+        if out.returncode == 0 and (Path(out.stdout.strip()) / "initdb").is_file():
+            return Path(out.stdout.strip())
+    candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    return candidates[-1].parent if candidates else None
+
+
+def find_bindir() -> Path:
+    bindir = _bundled_bindir() or _system_bindir()
+    if bindir is None:
+        raise BackendUnavailableError(
+            "no PostgreSQL server binaries: install the `stores` extra (pgserver ships "
+            "them) or Debian's postgresql package")
+    return bindir
+
+
+class PostgresServer:
+    """Started by the constructor, stopped by close(); `data` is the directory to scan."""
+
+    def __init__(self) -> None:
+        self.bindir = find_bindir()
+        self.root = Path(tempfile.mkdtemp(prefix="membench-pg-"))
+        self.data = self.root / "data"
+        self.socket_dir = self.root
+        self._as_root = os.geteuid() == 0
+        try:
+            if self._as_root:
+                os.chmod(self.root, 0o755)
+                shutil.chown(self.root, UNPRIVILEGED)
+            self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", SUPERUSER,
+                      "-E", "UTF8", "--locale=C", "--no-sync")
+            options = " ".join(f"-c {setting}" for setting in SETTINGS)
+            self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"),
+                      "-o", f"-k {self.socket_dir} {options}", "-w", "-t", "60", "start")
+        except BaseException:
+            self.close()
+            raise
+
+    def _run(self, program: str, *args: str) -> None:
+        command = [str(self.bindir / program), *args]
+        if self._as_root:
+            command = ["runuser", "-u", UNPRIVILEGED, "--", *command]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            log = self.root / "server.log"
+            detail = log.read_text(errors="replace")[-2000:] if log.is_file() else ""
+            raise BackendUnavailableError(
+                f"PostgreSQL {program} failed ({done.returncode}): "
+                f"{(done.stderr or done.stdout).strip()[-2000:]} {detail}".strip())
+
+    def conninfo(self, database: str = "postgres") -> str:
+        return f"host={self.socket_dir} user={SUPERUSER} dbname={database}"
+
+    def close(self) -> None:
+        if (self.data / "postmaster.pid").is_file():
+            try:
+                self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+            except BackendUnavailableError:
+                pass
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -1,0 +1,104 @@
+"""Stage backends: the policies on real stores (membench.backends), with the forensic
+at-rest audit of every file each backend wrote, before and after its remedies.
+
+PostgreSQL backends start their own throwaway server (membench.backends.postgres_server)
+and stop it when done; a backend that cannot run here fails the stage with its reason.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from membench.backends.base import BackendUnavailableError, Embed
+from membench.backends.catalog import BACKENDS
+from membench.backends.parity import parity_rows
+from membench.backends.replay import run_backend
+from membench.backends.summary import summary
+from membench.commands.common import (
+    PARAMS_FILE,
+    EmbeddingsFile,
+    OutcomesFile,
+    ParamsFile,
+    RecordsFile,
+    ScenarioDir,
+    fails_cleanly,
+    progress,
+    read_params,
+    read_parquet,
+    read_scenario,
+)
+from membench.io.at_rest import backend_files
+from membench.io.backend_tables import (
+    at_rest_table, outcomes_from_table, parity_table, rankings_table)
+from membench.io.embedding_files import vectors_from_table
+from membench.io.outputs import staged_outputs
+from membench.io.tables import records_from_table
+from membench.memory.policies import build_policies
+from membench.memory.stores import STORES
+from membench.params import ParamsError
+from membench.retrieval.retrievers import IndexCache
+
+ParityFile = Annotated[Path, typer.Option("--parity", help="Outcome parity (Parquet).")]
+RankingsFile = Annotated[Path, typer.Option("--rankings", help="Native rankings (Parquet).")]
+AtRestFile = Annotated[Path, typer.Option("--at-rest", help="At-rest audit (Parquet).")]
+SummaryFile = Annotated[Path, typer.Option("--summary", help="The report's tables (JSON).")]
+CostsFile = Annotated[Path, typer.Option(
+    "--costs", help="Remedies' time and bytes (JSON; machine-dependent, not committed).")]
+
+
+def _check(names, stores) -> None:
+    unknown = [n for n in names if n not in BACKENDS]
+    if unknown:
+        raise ParamsError(f"backends.names: unknown backend(s) {unknown}; "
+                          f"known: {', '.join(BACKENDS)}")
+    unknown = [s for s in stores if s not in STORES]
+    if unknown:
+        raise ParamsError(f"backends.stores: unknown store(s) {unknown}; "
+                          f"known: {', '.join(STORES)}")
+
+
+@fails_cleanly
+def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: EmbeddingsFile,
+             outcomes: OutcomesFile, parity: ParityFile, rankings: RankingsFile,
+             at_rest: AtRestFile, summary_file: SummaryFile, costs: CostsFile,
+             params: ParamsFile = PARAMS_FILE) -> None:
+    """Replay the scenario into real stores, run the policies on them, audit their files."""
+    p = read_params(params)
+    names, stores = p.backends.names, p.backends.stores
+    _check(names, stores)
+    built = read_scenario(scenario)
+    fact_records = records_from_table(read_parquet(records))
+    vectors = vectors_from_table(read_parquet(embeddings), p.embedding.model)
+    in_memory = outcomes_from_table(read_parquet(outcomes))
+    indexes = IndexCache(None, vectors)
+    embed = Embed(indexes.vector, len(next(iter(vectors.values()))))
+    policies = [policy for policy in build_policies(p.policies)
+                if set(policy.stores) <= set(stores)]
+    parity_out, rankings_out, at_rest_out, costs_out = [], [], [], []
+    with tempfile.TemporaryDirectory(prefix="membench-backends-") as workdir:
+        for name in names:
+            progress(f"backend {name}: {len(stores)} stores, {len(policies)} policies")
+            try:
+                run = run_backend(name, BACKENDS[name], built, fact_records, policies, stores,
+                                  embed, IndexCache(None, vectors), Path(workdir),
+                                  backend_files)
+            except (BackendUnavailableError, ImportError) as error:
+                raise ValueError(f"backend {name} cannot run here: {error}") from error
+            parity_out += parity_rows(name, run.result.outcomes, in_memory)
+            rankings_out += run.rankings
+            at_rest_out += run.at_rest
+            costs_out += [asdict(c) for c in run.costs]
+    tables = summary({n: BACKENDS[n] for n in names}, stores, [pol.id for pol in policies],
+                     parity_out, rankings_out, at_rest_out, built.sessions)
+    with staged_outputs() as outputs:
+        outputs.parquet(parity, parity_table(parity_out))
+        outputs.parquet(rankings, rankings_table(rankings_out))
+        outputs.parquet(at_rest, at_rest_table(at_rest_out))
+        outputs.json(summary_file, tables)
+        outputs.json(costs, costs_out)
+    typer.echo(f"backends: {len(parity_out)} probe outcomes on {len(names)} backends", err=True)

@@ -1,0 +1,130 @@
+"""The at-rest scanner is exact: a value planted anywhere is found at its offset, a
+vector split across storage units is found, and the page readers place hits exactly."""
+
+from __future__ import annotations
+
+import sqlite3
+import struct
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from membench.backends.base import LOG, OLD
+from membench.backends.pages import (
+    DEAD_TUPLE, LIVE_CELL, UNALLOCATED, postgres_region, sqlite_free_pages, sqlite_region)
+from membench.backends.scanner import (
+    TOKENS, VALUE, VECTOR_PIECE, scan, value_needles, vector_needle)
+from backend_helpers import EMBED, SECRET, SECRET_VALUE, filler, where
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=3000), st.binary(max_size=3000))
+def test_a_value_planted_anywhere_is_found_at_its_offset(before, after):
+    needle = value_needles("k", SECRET_VALUE)[0]
+    hits = scan(before + needle.data + after, [needle])
+    assert len(before) in [h.offset for h in hits]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2 * VECTOR_PIECE - 1, 1536 - 2 * VECTOR_PIECE + 1),
+       st.binary(min_size=1, max_size=64))
+def test_a_vector_split_across_two_storage_units_is_found(cut, header):
+    """A TOAST chunk or overflow page boundary puts other bytes inside the vector."""
+    needle = vector_needle("k", EMBED(SECRET))
+    split = needle.data[:cut] + header + needle.data[cut:]
+    assert scan(split, [needle])
+
+
+def test_token_sequence_needle_is_the_lowercase_tokens():
+    forms = {n.form: n.data for n in value_needles("k", "Alice.Smith@Example.com")}
+    assert forms == {VALUE: b"Alice.Smith@Example.com", TOKENS: b"alice smith example com"}
+
+
+def _sqlite(path, secure: bool = False):
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute(f"PRAGMA secure_delete={'ON' if secure else 'OFF'}")
+    connection.execute("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)")
+    for i in range(40):
+        connection.execute("INSERT INTO t VALUES (?, ?)", (i, filler(i) * 3))
+    connection.execute("INSERT INTO t VALUES (100, ?)", (SECRET + " " + "x" * 3000,))
+    return connection
+
+
+def test_planted_in_a_free_page_found_and_placed_on_the_freelist(tmp_path):
+    connection = _sqlite(tmp_path / "a.db")
+    connection.execute("DELETE FROM t WHERE k = 100")  # its page(s) go to the freelist
+    connection.close()
+    blob = (tmp_path / "a.db").read_bytes()
+    hits = scan(blob, value_needles("phone", SECRET_VALUE))
+    assert hits
+    page_size = struct.unpack(">H", blob[16:18])[0]
+    assert all(h.offset // page_size + 1 in sqlite_free_pages(blob) for h in hits)
+
+
+def test_secure_delete_zeroes_the_free_page(tmp_path):
+    connection = _sqlite(tmp_path / "a.db", secure=True)
+    connection.execute("DELETE FROM t WHERE k = 100")
+    connection.close()
+    assert not scan((tmp_path / "a.db").read_bytes(), value_needles("phone", SECRET_VALUE))
+
+
+def test_a_deleted_cell_in_a_live_page_is_unallocated_and_a_live_one_is_not(tmp_path):
+    connection = sqlite3.connect(tmp_path / "b.db", isolation_level=None)
+    connection.execute("PRAGMA secure_delete=OFF")  # some builds default to ON
+    connection.execute("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)")
+    connection.execute("INSERT INTO t VALUES (1, 'keep this row')")
+    connection.execute("INSERT INTO t VALUES (2, ?)", (SECRET,))
+    live = (tmp_path / "b.db").read_bytes()
+    connection.execute("DELETE FROM t WHERE k = 2")
+    connection.close()
+    dead = (tmp_path / "b.db").read_bytes()
+    needle = value_needles("phone", SECRET_VALUE)[:1]
+    assert [sqlite_region(live, h.offset) for h in scan(live, needle)] == [LIVE_CELL]
+    assert [sqlite_region(dead, h.offset) for h in scan(dead, needle)] == [UNALLOCATED]
+
+
+def test_planted_in_the_wal_found_and_placed_in_the_log(tmp_path):
+    from membench.backends.sqlite_fts import SqliteBackend
+
+    backend = SqliteBackend(tmp_path / "s", EMBED)
+    backend.upsert(1, SECRET)
+    try:  # no checkpoint: the row's page is only in the WAL
+        blob = (tmp_path / "s/store.db-wal").read_bytes()
+        hit = scan(blob, value_needles("phone", SECRET_VALUE))[0]
+        assert backend.locate("store.db-wal", blob, hit.offset, True).place == LOG
+    finally:
+        backend.close()
+
+
+def test_planted_in_an_old_version_found_and_placed_there(tmp_path):
+    from membench.backends.lancedb_store import LanceBackend
+
+    backend = LanceBackend(tmp_path / "l", EMBED)
+    try:
+        backend.upsert(1, SECRET)
+        backend.upsert(1, "user: my phone number changed, no number here")
+        assert (VALUE, OLD) in where(backend)
+    finally:
+        backend.close()
+
+
+def _heap_page(xmax: int, infomask: int = 0) -> tuple[bytes, int]:
+    page = bytearray(8192)
+    tuple_at, length = 8000, 120
+    struct.pack_into("<HH", page, 12, 28, tuple_at)  # pd_lower, pd_upper
+    struct.pack_into("<I", page, 24, tuple_at | (1 << 15) | (length << 17))  # LP_NORMAL
+    struct.pack_into("<II", page, tuple_at, 700, xmax)
+    struct.pack_into("<H", page, tuple_at + 20, infomask)
+    page[tuple_at + 40:tuple_at + 40 + len(SECRET_VALUE)] = SECRET_VALUE.encode()
+    return bytes(page), tuple_at + 40
+
+
+def test_postgres_heap_tuple_live_dead_or_unallocated():
+    live, at = _heap_page(xmax=0)
+    assert postgres_region(live, at) == LIVE_CELL
+    dead, at = _heap_page(xmax=701)
+    assert postgres_region(dead, at) == DEAD_TUPLE
+    locked, at = _heap_page(xmax=701, infomask=0x0080)  # a row lock is not a delete
+    assert postgres_region(locked, at) == LIVE_CELL
+    assert postgres_region(live, 4000) == UNALLOCATED
+
