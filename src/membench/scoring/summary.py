@@ -10,16 +10,23 @@ from membench.scoring.rules import DELETED_OUTCOMES
 
 
 def raw_table(table: ResultsTable, labels: dict[str, str], last_day: int) -> str:
-    """The article's raw table: one row per policy and probe form."""
-    header = (f"{'policy':<44}{'probe':<13}{'current':>7}{'conflict':>9}{'stale':>6}"
+    """The article's raw table: one row per policy and probe form the run has (a format-2
+    run may have neither of the article's two); stored tokens on each policy's first row."""
+    width = max([44, *(len(label) + 2 for label in labels.values())])
+    header = (f"{'policy':<{width}}{'probe':<13}{'current':>7}{'conflict':>9}{'stale':>6}"
               f"{'missing':>8} |{'leaked':>7}{'clean':>6} |{'mean injected':>14}"
               f"{f'stored@{last_day}':>11}")
     lines = [header]
+    asked = {s.form for s in table.summaries(list(labels)) if s.probes}
+    shown = set()
     for s in table.summaries(list(labels)):
+        if s.form not in asked:
+            continue
         c = s.counts
-        stored = f"{table.stored_tokens(s.policy, last_day):>11}" if s.form == "literal" else ""
+        stored = "" if s.policy in shown else f"{table.stored_tokens(s.policy, last_day):>11}"
+        shown.add(s.policy)
         lines.append(
-            f"{labels[s.policy]:<44}{s.form:<13}{c['current']:>7}{c['conflict']:>9}"
+            f"{labels[s.policy]:<{width}}{s.form:<13}{c['current']:>7}{c['conflict']:>9}"
             f"{c['stale']:>6}{c['missing']:>8} |{c['leaked']:>7}{c['clean']:>6} |"
             f"{round(s.mean_injected_tokens):>14}{stored}".rstrip()
         )
