@@ -84,7 +84,8 @@ def measure(scenario: Scenario, records: Sequence[FactRecord]) -> Quality:
     segment = None
     for exchange in scenario.exchanges:
         if scenario.segment_of(exchange.day) != segment:  # each scenario its own memory
-            segment, replay.holds = scenario.segment_of(exchange.day), {}
+            segment = scenario.segment_of(exchange.day)
+            replay.holds, replay.carries = {}, {}
         replay.exchange(exchange)
     return replay.q
 
@@ -108,19 +109,23 @@ class _Replay:
             self.q.gold_found = sum(self._recorded(u) for u in units)
         self.judged: set[GoldUnit] = set()  # updates already judged (at an earlier turn)
         self.holds: dict[str, frozenset[str]] = {}  # live memory key -> gold facts it states
+        self.carries: dict[str, frozenset[int]] = {}  # live memory key -> turns it carries
 
     def _recorded(self, unit: GoldUnit) -> bool:
         return any(i in self.by_exchange for i in unit.exchanges)
 
-    def _uncaptured(self, unit: GoldUnit) -> bool:
-        """Some turn of a multi-turn statement has no record and no record of a later turn
-        of it carries its words (as the perfect extractor's joined text does)."""
-        def carried(n: int) -> bool:
-            e = self.exchanges[unit.exchanges[n]]
-            return any(f"{e.speaker}: {e.user}" in r.text for later in unit.exchanges[n + 1:]
-                       for r in self.by_exchange.get(later, ()))
-        return any(i not in self.by_exchange and not carried(n)
-                   for n, i in enumerate(unit.exchanges))
+    def _carried(self, record: FactRecord, here: list[GoldUnit]) -> frozenset[int]:
+        """The turns a record carries: its own, and earlier turns of the statements it
+        ends whose words it holds (as the perfect extractor's joined text does)."""
+        def words(i: int) -> str:
+            return f"{self.exchanges[i].speaker}: {self.exchanges[i].user}"
+        return frozenset({record.exchange_index} | {
+            i for u in here for i in u.exchanges
+            if i < record.exchange_index and words(i) in record.text})
+
+    def _kept(self, unit: GoldUnit) -> bool:
+        """Every turn of the statement is carried by a live memory."""
+        return all(any(i in c for c in self.carries.values()) for i in unit.exchanges)
 
     def _event(self, day: int, fact: str, error: str) -> None:
         self.q.events.append(ErrorEvent(day, fact, error))
@@ -142,12 +147,9 @@ class _Replay:
         for unit in here:
             if unit.kind is ExchangeKind.DELETION:
                 self._deletion(day, unit.fact_key, own)
-            elif not unit.update and unit.last == exchange.index:
-                if not self._recorded(unit):
-                    q.missed_facts += 1
-                    self._event(day, unit.fact_key, "missed_fact")
-                elif self._uncaptured(unit):  # found, but part of it lost: blamed alike
-                    self._event(day, unit.fact_key, "missed_fact")
+            elif not unit.update and unit.last == exchange.index and not self._recorded(unit):
+                q.missed_facts += 1
+                self._event(day, unit.fact_key, "missed_fact")
         updates = [u for u in here if u.update and u not in self.judged]
         for record in own:
             before = self.holds.get(record.key, frozenset())
@@ -157,6 +159,7 @@ class _Replay:
                     for fact in lost:
                         self._event(day, fact, "false_deletion")
                 self.holds.pop(record.key, None)
+                self.carries.pop(record.key, None)
                 continue
             if lost := self._lost(before, stated, record.key):
                 q.false_merges += 1
@@ -172,6 +175,12 @@ class _Replay:
                     self.judged.add(unit)
             updates = [u for u in updates if u not in self.judged]
             self.holds[record.key] = stated
+            self.carries[record.key] = self._carried(record, here)
+        for unit in here:  # a first statement found, but some of its turns lost: partial
+            if unit.kind is ExchangeKind.STATEMENT and not unit.update \
+                    and unit.last == exchange.index and self._recorded(unit) \
+                    and not self._kept(unit):
+                self._event(day, unit.fact_key, "missed_fact")
 
     def _deletion(self, day: int, fact: str, own: Sequence[FactRecord]) -> None:
         """Recalled when a delete here removes a memory holding the fact; missed when none
