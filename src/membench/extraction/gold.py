@@ -50,11 +50,13 @@ def _format1_units(scenario: Scenario) -> list[GoldUnit]:
 
 
 def _format2_units(scenario: Scenario) -> list[GoldUnit]:
-    index = {(scenario.segment_of(e.day), e.turn_id): e.index
+    segment = {day: scenario.segment_of(day)  # thousands of turns in an imported benchmark
+               for day in {e.day for e in scenario.exchanges}}
+    index = {(segment[e.day], e.turn_id): e.index
              for e in scenario.exchanges if e.turn_id is not None}
     units = []
     for fact in scenario.facts:
-        units += _fact_units(fact, lambda day, turn: index[(scenario.segment_of(day), turn)])
+        units += _fact_units(fact, lambda day, turn: index[(segment[day], turn)])
     return units
 
 

@@ -81,10 +81,11 @@ def measure(scenario: Scenario, records: Sequence[FactRecord]) -> Quality:
     for record in records:
         by_exchange.setdefault(record.exchange_index, []).append(record)
     replay = _Replay(scenario, units, by_exchange)
+    segments = {day: scenario.segment_of(day) for day in {e.day for e in scenario.exchanges}}
     segment = None
     for exchange in scenario.exchanges:
-        if scenario.segment_of(exchange.day) != segment:  # each scenario its own memory
-            segment = scenario.segment_of(exchange.day)
+        if segments[exchange.day] != segment:  # each scenario its own memory
+            segment = segments[exchange.day]
             replay.holds, replay.carries = {}, {}
         replay.exchange(exchange)
     return replay.q
