@@ -41,6 +41,11 @@ def combined(rows: Sequence[OutcomeRow], policy: str) -> dict[str, int]:
     return {m: sum(r.policy == policy and r.outcome == m for r in rows) for m in MEASURES}
 
 
+def _probe(row: OutcomeRow) -> tuple:
+    """One probe of one policy (format 2 may ask several of a fact on a day and form)."""
+    return row.policy, row.form, row.day, row.fact_key, row.probe_id
+
+
 def extractor_report(scenario: Scenario, records: Sequence[FactRecord],
                      policies: Sequence[Policy], indexes: IndexCache,
                      baseline: Sequence[OutcomeRow]) -> dict:
@@ -49,11 +54,13 @@ def extractor_report(scenario: Scenario, records: Sequence[FactRecord],
     lost the current answer)."""
     quality = measure(scenario, records)
     rows = _outcomes(scenario, records, policies, indexes)
-    perfect = {(r.policy, r.form, r.day, r.fact_key): r.outcome for r in baseline}
+    perfect = {_probe(r): r.outcome for r in baseline}
     effects = {p.id: {c: {"changed": 0, "current_lost": 0} for c in (*ERROR_CLASSES, "other")}
                for p in policies}
     for r in rows:
-        before = perfect[(r.policy, r.form, r.day, r.fact_key)]
+        if not r.fact_key:  # format 2's abstention probes: no fact for an error to hit
+            continue
+        before = perfect[_probe(r)]
         if before == r.outcome:
             continue
         cause = blame(quality.events, r.fact_key, r.day) or "other"
