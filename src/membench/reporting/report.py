@@ -16,7 +16,7 @@ from membench.scoring.audit import RECORDS, AuditRow
 from membench.scoring.bench import BenchResult
 from membench.scoring.results import FORMS, Counts, ResultsTable
 from membench.scoring.summary import combined_rows, raw_table
-from membench.scoring.users import UserOutcomeRow
+from membench.scoring.users import UserOutcomeSummary
 
 ARTICLE_COLUMNS = ("current", "conflict", "stale", "missing", "leaked", "clean")
 
@@ -50,7 +50,7 @@ class ReportInputs:
     audit: Sequence[AuditRow] = ()
     multiseed: Mapping[int, Counts] | None = None  # seed -> counts, from the multiseed stage
     images: Sequence[tuple[str, str]] = ()  # (caption, path relative to the report)
-    user_outcomes: Sequence[UserOutcomeRow] = ()  # multi-user runs only (stage users)
+    user_outcomes: UserOutcomeSummary | None = None  # multi-user runs only (stage users)
 
 
 def _header(inputs: ReportInputs) -> str:

@@ -151,7 +151,9 @@ class Bm25Index:
         self._pool = pool
         self._tokenize = pool.tokenize
         self.size = len(documents)
-        self._scores: dict[str, np.ndarray] = {}  # several policies ask the same question
+        # Several policies ask the same question: each query's best documents are kept
+        # (a short list, not a score per document: a deployment asks 100,000s of questions).
+        self._ranked: dict[str, list[tuple[int, bool]]] = {}  # query -> best, above zero?
         self._postings: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         if not documents:  # rank-bm25 divides by the corpus size: an empty corpus has no model
             self._present = np.zeros(0, dtype=np.int64)
@@ -197,27 +199,48 @@ class Bm25Index:
     def scores(self, query: str) -> np.ndarray:
         if self.size == 0:
             return np.zeros(0)
-        if query not in self._scores:
-            score = np.zeros(self.size)
-            for word in self._tokenize(query):
-                word_id = self._pool.words.get(word)
-                if word_id is None or word_id >= len(self._idf) or np.isnan(self._idf[word_id]):
-                    continue  # rank-bm25 adds 0.0 to every document
-                idf = float(self._idf[word_id])
-                at, f = self._holding(word_id)
-                score[at] += idf * (f * (K1 + 1) / (f + self._norm[at]))
-            self._scores[query] = score
-        return self._scores[query]
+        score = np.zeros(self.size)
+        for word in self._tokenize(query):
+            word_id = self._pool.words.get(word)
+            if word_id is None or word_id >= len(self._idf) or np.isnan(self._idf[word_id]):
+                continue  # rank-bm25 adds 0.0 to every document
+            idf = float(self._idf[word_id])
+            at, f = self._holding(word_id)
+            score[at] += idf * (f * (K1 + 1) / (f + self._norm[at]))
+        return score
 
     def top_k(self, query: str, k: int) -> list[int]:
+        """The k best documents scoring above zero: by score on the grid, then earlier
+        first. The same as sorting every document that way, taking k and dropping those
+        not above zero, without sorting every document."""
         if k < 1:
             raise ValueError(f"top-k must be at least 1, got {k}")
-        scores = self.scores(query)
-        order = np.argsort(-on_score_grid(scores), kind="stable")  # ties: earlier first
-        return [int(i) for i in order[:k] if scores[i] > 0]
+        best = self._ranked.get(query)
+        if best is None or (len(best) < k < self.size):
+            best = self._ranked[query] = self._best(self.scores(query), max(k, KEPT_RANKS))
+        return [i for i, above_zero in best[:k] if above_zero]
+
+    @staticmethod
+    def _best(scores: np.ndarray, k: int) -> list[tuple[int, bool]]:
+        """The first k documents of the stable sort by descending grid score, each with
+        whether it scores above zero."""
+        grid = on_score_grid(scores)
+        above = np.flatnonzero(grid > 0)
+        if len(above) > k:  # only those at least as good as the k-th can be among the k
+            kth = np.partition(grid[above], len(above) - k)[len(above) - k]
+            above = above[grid[above] >= kth]
+        best = above[np.lexsort((above, -grid[above]))][:k].tolist()
+        for value in (0, -1):  # then grid 0 by position; below it only if ever negative
+            if len(best) < k:
+                rest = np.flatnonzero(grid == 0) if value == 0 else np.flatnonzero(grid < 0)
+                if value == -1:
+                    rest = rest[np.lexsort((rest, -grid[rest]))]
+                best += rest[:k - len(best)].tolist()
+        return [(i, bool(scores[i] > 0)) for i in best]
 
 
 SCORE_GRID = 2.0 ** -20
+KEPT_RANKS = 10  # best documents kept per query (a larger k ranks again)
 
 
 def on_score_grid(scores: np.ndarray) -> np.ndarray:
