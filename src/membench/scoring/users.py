@@ -194,14 +194,25 @@ def _probe_user(mode: str, memory: _StoreLinesMemory, user: UserScenario, day: i
 
 def run_deployment(deployment: Deployment, policies: Sequence[Policy],
                    progress: Progress | None = None) -> list[UserOutcomeRow]:
-    """Both modes at every probe day; rows by day, then namespaced users, then shared.
-
-    Each user's stores are replayed over the probe days with one IndexCache (documents
-    only arrive, so each is tokenized once), then the shared stores the same way; each
-    store is built once a day."""
+    """Both modes at every probe day; rows by day, then namespaced users, then shared."""
     classifier = LeakClassifier({u.name: u.scenario.facts for u in deployment.users})
+    namespaced = run_namespaced(deployment, policies, classifier, progress)
+    shared = run_shared(deployment, policies, classifier, progress)
+    rows: list[UserOutcomeRow] = []
+    for day in deployment.users[0].scenario.probe_days:
+        for position in range(len(deployment.users)):
+            rows += namespaced.pop((day, position))
+        rows += shared.pop(day)
+    return rows
+
+
+def run_namespaced(deployment: Deployment, policies: Sequence[Policy],
+                   classifier: LeakClassifier, progress: Progress | None = None
+                   ) -> dict[tuple[int, int], list[UserOutcomeRow]]:
+    """(day, user position) -> rows. Each user's stores are replayed over the probe days
+    with one IndexCache (documents only arrive, so each is tokenized once)."""
     days = deployment.users[0].scenario.probe_days
-    namespaced: dict[tuple[int, int], list[UserOutcomeRow]] = {}
+    rows: dict[tuple[int, int], list[UserOutcomeRow]] = {}
     for position, (user, records) in enumerate(zip(deployment.users, deployment.records,
                                                    strict=True)):
         if progress and position % max(1, len(deployment.users) // 10) == 0:
@@ -210,20 +221,25 @@ def run_deployment(deployment: Deployment, policies: Sequence[Policy],
         indexes = IndexCache()
         for day in days:
             memory = _StoreLinesMemory(user.scenario, records, day, indexes)
-            namespaced[(day, position)] = _probe_user(NAMESPACED, memory, user, day, policies,
-                                                      classifier)
+            rows[(day, position)] = _probe_user(NAMESPACED, memory, user, day, policies,
+                                                classifier)
             classifier.forget_injections()
-    rows: list[UserOutcomeRow] = []
+    return rows
+
+
+def run_shared(deployment: Deployment, policies: Sequence[Policy],
+               classifier: LeakClassifier, progress: Progress | None = None
+               ) -> dict[int, list[UserOutcomeRow]]:
+    """day -> rows (users in order): one set of stores for everyone, built once a day."""
+    rows: dict[int, list[UserOutcomeRow]] = {}
     indexes = IndexCache()
-    for day in days:
+    for day in deployment.users[0].scenario.probe_days:
         if progress:
             progress(f"shared: day {day}, {len(policies)} policies x "
                      f"{len(deployment.users)} users")
-        for position in range(len(deployment.users)):
-            rows += namespaced.pop((day, position))
         shared = _StoreLinesMemory(deployment.shared, deployment.shared_records, day, indexes)
-        for user in deployment.users:
-            rows += _probe_user(SHARED, shared, user, day, policies, classifier)
+        rows[day] = [row for user in deployment.users
+                     for row in _probe_user(SHARED, shared, user, day, policies, classifier)]
         classifier.forget_injections()
     return rows
 
