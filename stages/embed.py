@@ -10,15 +10,12 @@ rather than mixing its vectors with this encoder's.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
 import pyarrow as pa
-import pyarrow.parquet as pq
 import typer
 
 from membench.commands.common import (
     PARAMS_FILE,
+    CacheFile,
     OutFile,
     ParamsFile,
     RecordsFile,
@@ -28,28 +25,13 @@ from membench.commands.common import (
     read_parquet,
     read_scenario,
 )
-from membench.io.embedding_files import ENCODER_METADATA, load_cache, with_encoder
+from membench.io.embedding_files import load_encoder_cache, with_encoder
 from membench.io.outputs import staged_outputs
 from membench.io.tables import records_from_table
 from membench.memory.policies import build_policies, embedded_stores
-from membench.retrieval.embedding import ENCODER_VERSION  # cheap: loads no model or tokenizer
 from membench.retrieval.embedding_cache import EmbeddingCache
 from membench.retrieval.indexing import embedding_texts
 
-CacheFile = Annotated[Path, typer.Option("--cache", help="Per-text vector cache (Parquet).")]
-
-
-def load_encoder_cache(path: Path) -> EmbeddingCache:
-    """The cache at path if this encoder wrote it; otherwise an empty one, said on stderr."""
-    cache = load_cache(path)
-    if not len(cache):
-        return cache
-    stored = (pq.read_schema(path).metadata or {}).get(ENCODER_METADATA, b"").decode()
-    if stored != ENCODER_VERSION:
-        typer.echo(f"embed: dropping {len(cache)} cached vectors made by encoder "
-                   f"{stored or 'unversioned (torch)'!r}, not {ENCODER_VERSION!r}", err=True)
-        return EmbeddingCache()
-    return cache
 
 
 def embeddings_table(cache: EmbeddingCache, model_id: str, texts: list[str],
@@ -74,14 +56,12 @@ def embed(scenario: ScenarioDir, records: RecordsFile, out: OutFile, cache_file:
     built = read_scenario(scenario)
     fact_records = records_from_table(read_parquet(records))
     texts = embedding_texts(built, fact_records, embedded_stores(build_policies(p.policies)))
-    cache = load_encoder_cache(cache_file)
+    cache = load_encoder_cache(cache_file, warn=lambda text: typer.echo(f"embed: {text}",
+                                                                        err=True))
     missing = cache.missing(model_id, texts)
     typer.echo(f"embed: {len(texts)} texts, {len(texts) - len(missing)} cached, "
                f"{len(missing)} to embed with {model_id}", err=True)
-    if missing:
-        model = embedding.load_model(model_id)
-        cache.embed(model_id, missing, lambda batch: embedding.embed(
-            batch, model, batch_size=p.embedding.batch_size, progress=True))
+    embedding.embed_missing(cache, model_id, missing, p.embedding.batch_size)
     with staged_outputs() as outputs:
         outputs.parquet(out, embeddings_table(cache, model_id, texts, weights))
         outputs.parquet(cache_file, with_encoder(cache.to_table()))

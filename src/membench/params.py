@@ -56,6 +56,13 @@ class EmbeddingParams:
 
 
 @dataclass(frozen=True)
+class UsersParams:
+    """The users stage (many users in one deployment, docs/generate.md)."""
+
+    dense: bool = True  # also the dense policies: every user's texts get embedded
+
+
+@dataclass(frozen=True)
 class Params:
     scenario: ScenarioParams
     extractor: str
@@ -64,6 +71,7 @@ class Params:
     multiseed: MultiseedParams
     embedding: EmbeddingParams
     generate: GenerateSettings | None = None  # the optional `generate:` section
+    users: UsersParams = UsersParams()  # the optional `users:` section
 
 
 def _table(name: str, value: Any, keys: set[str]) -> dict:
@@ -86,7 +94,8 @@ def _str(name: str, value: Any) -> str:
 
 def parse_params(data: Any, known_extractors: set[str]) -> Params:
     top = check_keys("params", data, {"scenario", "extract", "policies", "report",
-                                      "multiseed", "embedding"}, {"generate"}, ParamsError)
+                                      "multiseed", "embedding"}, {"generate", "users"},
+                     ParamsError)
     s = _table("scenario", top["scenario"], {"file", "seed", "sessions", "exchanges_per_session",
                                              "probe_days", "lines_per_reply", "corpus"})
     c = _table("scenario.corpus", s["corpus"], {"source", "glob", "exclude"})
@@ -141,7 +150,15 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
         raise ParamsError(f"report.measured: expected a date YYYY-MM-DD, got {measured!r}") from None
     return Params(scenario, extractor, policies, measured, _multiseed(top["multiseed"]),
                   _embedding(top["embedding"]),
-                  generate_settings(top["generate"]) if "generate" in top else None)
+                  generate_settings(top["generate"]) if "generate" in top else None,
+                  _users(top["users"]) if "users" in top else UsersParams())
+
+
+def _users(value: Any) -> UsersParams:
+    u = _table("users", value, {"dense"})
+    if not isinstance(u["dense"], bool):
+        raise ParamsError(f"users.dense: expected true or false, got {u['dense']!r}")
+    return UsersParams(dense=u["dense"])
 
 
 def _embedding(value: Any) -> EmbeddingParams:

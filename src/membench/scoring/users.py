@@ -20,6 +20,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from membench.extraction.extractors import FactRecord
 from membench.memory.policies import Policy
 from membench.memory.stores import Memory
@@ -34,6 +36,7 @@ NAMESPACED, SHARED = "namespaced", "shared"
 MODES = (NAMESPACED, SHARED)
 
 Extractor = Callable[[Scenario], list[FactRecord]]
+Vectors = Mapping[str, np.ndarray]  # text SHA-256 -> embedding
 
 
 @dataclass(frozen=True, slots=True)  # millions of rows at scale
@@ -193,11 +196,13 @@ def _probe_user(mode: str, memory: _StoreLinesMemory, user: UserScenario, day: i
 
 
 def run_deployment(deployment: Deployment, policies: Sequence[Policy],
-                   progress: Progress | None = None) -> list[UserOutcomeRow]:
-    """Both modes at every probe day; rows by day, then namespaced users, then shared."""
+                   progress: Progress | None = None, vectors: Vectors | None = None
+                   ) -> list[UserOutcomeRow]:
+    """Both modes at every probe day; rows by day, then namespaced users, then shared.
+    vectors (text SHA-256 -> embedding) for dense policies: see deployment_texts."""
     classifier = LeakClassifier({u.name: u.scenario.facts for u in deployment.users})
-    namespaced = run_namespaced(deployment, policies, classifier, progress)
-    shared = run_shared(deployment, policies, classifier, progress)
+    namespaced = run_namespaced(deployment, policies, classifier, progress, vectors)
+    shared = run_shared(deployment, policies, classifier, progress, vectors)
     rows: list[UserOutcomeRow] = []
     for day in deployment.users[0].scenario.probe_days:
         for position in range(len(deployment.users)):
@@ -207,7 +212,8 @@ def run_deployment(deployment: Deployment, policies: Sequence[Policy],
 
 
 def run_namespaced(deployment: Deployment, policies: Sequence[Policy],
-                   classifier: LeakClassifier, progress: Progress | None = None
+                   classifier: LeakClassifier, progress: Progress | None = None,
+                   vectors: Vectors | None = None
                    ) -> dict[tuple[int, int], list[UserOutcomeRow]]:
     """(day, user position) -> rows. Each user's stores are replayed over the probe days
     with one IndexCache (documents only arrive, so each is tokenized once)."""
@@ -218,7 +224,7 @@ def run_namespaced(deployment: Deployment, policies: Sequence[Policy],
         if progress and position % max(1, len(deployment.users) // 10) == 0:
             progress(f"namespaced: user {position + 1} of {len(deployment.users)}, "
                      f"{len(policies)} policies, days {list(days)}")
-        indexes = IndexCache()
+        indexes = IndexCache(vectors=vectors)
         for day in days:
             memory = _StoreLinesMemory(user.scenario, records, day, indexes)
             rows[(day, position)] = _probe_user(NAMESPACED, memory, user, day, policies,
@@ -228,11 +234,11 @@ def run_namespaced(deployment: Deployment, policies: Sequence[Policy],
 
 
 def run_shared(deployment: Deployment, policies: Sequence[Policy],
-               classifier: LeakClassifier, progress: Progress | None = None
-               ) -> dict[int, list[UserOutcomeRow]]:
+               classifier: LeakClassifier, progress: Progress | None = None,
+               vectors: Vectors | None = None) -> dict[int, list[UserOutcomeRow]]:
     """day -> rows (users in order): one set of stores for everyone, built once a day."""
     rows: dict[int, list[UserOutcomeRow]] = {}
-    indexes = IndexCache()
+    indexes = IndexCache(vectors=vectors)
     for day in deployment.users[0].scenario.probe_days:
         if progress:
             progress(f"shared: day {day}, {len(policies)} policies x "
@@ -242,6 +248,24 @@ def run_shared(deployment: Deployment, policies: Sequence[Policy],
                      for row in _probe_user(SHARED, shared, user, day, policies, classifier)]
         classifier.forget_injections()
     return rows
+
+
+def deployment_texts(deployment: Deployment, stores: Sequence[str]) -> list[str]:
+    """Every text a dense policy can see in either mode (each user's stores and the shared
+    ones on every probe day) and every probe question as its user asks it; each once."""
+    texts: dict[str, None] = {}
+    days = deployment.users[0].scenario.probe_days
+    scenarios = [(u.scenario, r) for u, r in zip(deployment.users, deployment.records,
+                                                strict=True)]
+    for scenario, records in scenarios + [(deployment.shared, deployment.shared_records)]:
+        for day in days:
+            memory = Memory(scenario, records, day, IndexCache())
+            for store in stores:
+                texts.update(dict.fromkeys(memory.lines(store)))
+    for user in deployment.users:
+        texts.update(dict.fromkeys(addressed(user.name, p.question)
+                                   for p in user.scenario.probes))
+    return list(texts)
 
 
 LIVE = ("current", "conflict", "stale", "missing")
