@@ -164,8 +164,12 @@ def child_users(overlay: Path) -> None:
     del users
     policies = without_embeddings(build_policies(params.policies))
     classifier = LeakClassifier({u.name: u.scenario.facts for u in deployment.users})
-    namespaced = stage("namespaced", lambda: run_namespaced(deployment, policies, classifier))
-    shared = stage("shared", lambda: run_shared(deployment, policies, classifier))
+    def progress(message: str) -> None:  # on stderr, which the parent passes through
+        print(f"{time.perf_counter() - start:8.1f} s  {message}", file=sys.stderr, flush=True)
+
+    namespaced = stage("namespaced", lambda: run_namespaced(deployment, policies, classifier,
+                                                             progress))
+    shared = stage("shared", lambda: run_shared(deployment, policies, classifier, progress))
     rows = [row for day in s.probe_days for position in range(len(deployment.users))
             for row in namespaced.pop((day, position))] + [
         row for day in s.probe_days for row in shared.pop(day)]
@@ -176,8 +180,9 @@ def child_users(overlay: Path) -> None:
         summary = stage("report's reading", lambda: user_outcome_summary(pq.read_table(out)))
         size = out.stat().st_size
     counts = summary.counts["modes"]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"stage": "process", "seconds": time.perf_counter() - start,
-                      "cpu": _cpu(), "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "cpu": _cpu(), "peak_mib": peak,
                       "story": f"{g.facts} facts x {g.users} users, {s.sessions:,} sessions "
                                f"x {s.exchanges_per_session} exchanges, probe days "
                                f"{list(s.probe_days)}",
@@ -221,7 +226,7 @@ def verdict(results: dict[int, dict[str, dict]]) -> list[str]:
 
 def measure_users(overlay: Path) -> dict[str, dict]:
     args = [sys.executable, __file__, "--child-users", str(overlay)]
-    done = subprocess.run(args, cwd=ROOT, check=True, capture_output=True, text=True)
+    done = subprocess.run(args, cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True)
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     return {row["stage"]: row for row in rows}
 

@@ -100,7 +100,7 @@ def _sorted_top_k(scores: np.ndarray, k: int) -> list[int]:
        st.integers(1, 45))
 def test_top_k_selects_what_a_full_sort_gives(scores, k):
     index = Bm25Index(["a"])
-    index.scores = lambda query: np.array(scores)
+    index._scores_of = lambda words: np.array(scores)  # what top_k ranks
     assert index.top_k("q", k) == _sorted_top_k(np.array(scores), k)
     assert index.top_k("q", 1) == _sorted_top_k(np.array(scores), 1)  # from the kept list
 
@@ -118,3 +118,31 @@ def test_an_injection_starting_with_a_store_is_classified_as_its_lines():
     assert classifier.classify("ana", "region", 2, lines, [store]) == \
         classifier.classify("ana", "region", 2, lines) == ("conflict", True)
     assert classifier.classify("ben", "region", 2, lines[1:], [store]) == ("current", True)
+
+
+def test_a_rare_first_word_splits_the_ranking_with_the_same_result(monkeypatch):
+    """Queries that start with a user's name, over a store every user writes to: the
+    split ranking (shared part without the name, the name's documents apart) equals the
+    full sort of the whole query's scores, for every k."""
+    import random
+
+    from membench.retrieval import bm25
+
+    monkeypatch.setattr(bm25, "SPLIT_MIN_SIZE", 10)
+    split = []
+    monkeypatch.setattr(Bm25Index, "_split_best", lambda self, *a, _f=Bm25Index._split_best:
+                        split.append(1) or _f(self, *a))
+    rng = random.Random(1)
+    vocabulary = ["the", "a", "region", "billing", "api", "node", "port", "which", "x", "y"]
+    for _ in range(60):
+        users = [f"u{i}" for i in range(rng.randint(8, 30))]
+        index = Bm25Index([f"{rng.choice(users)}: " + " ".join(
+            rng.choice(vocabulary) for _ in range(rng.randint(0, 8)))
+            for _ in range(rng.randint(20, 300))])
+        for _ in range(10):
+            user = rng.choice(users)
+            query = f"{user}: " + " ".join(rng.choice(vocabulary + ["unknown"])
+                                           for _ in range(rng.randint(1, 6)))
+            for k in (1, 3, 5, 12):
+                assert index.top_k(query, k) == _sorted_top_k(index.scores(query), k)
+    assert len(split) > 100

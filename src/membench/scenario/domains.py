@@ -57,7 +57,8 @@ def _person(rng: random.Random) -> str:
 
 
 def _person_with_initial(rng: random.Random) -> str:
-    return f"{rng.choice(FIRST_NAMES)} {rng.choice(string.ascii_uppercase)}. {rng.choice(LAST_NAMES)}"
+    initial = rng.choice(string.ascii_uppercase)
+    return f"{rng.choice(FIRST_NAMES)} {initial}. {rng.choice(LAST_NAMES)}"
 
 
 def _phone(rng: random.Random) -> str:
