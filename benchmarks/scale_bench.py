@@ -1,4 +1,5 @@
-"""Time and peak memory per stage of the in-memory bench for 30, 300 and 3,000 sessions.
+"""Time and peak memory per stage of the in-memory bench for 30, 300 and 3,000 sessions,
+and of a generated many-users deployment (--users).
 
 Not a test: machines here are shared and noisy, so compare sizes within one run (the
 issue's budget is a ratio: 3,000 sessions at most 11x the time of 300, and at most 2 GB).
@@ -14,6 +15,12 @@ set while it ran (Linux: the high-water mark is reset before each stage through
 Each cell gives wall time, CPU time (user + system, all threads) and that peak: on a busy
 machine the wall time stretches with the other jobs, the CPU time much less.
 --write replaces the block between the scale-bench markers in each FILE with the table.
+
+  python benchmarks/scale_bench.py --users data/scale-users.params.yaml [--write FILE ...]
+
+measures the generated deployment the overlay describes instead (params.yaml with the
+overlay's keys over it): the generate, scenario and users stages' work and the report's
+reading of the users table, the two modes apart; --write fills the scale-users block.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET_GB, BUDGET_RATIO = 2.0, 11.0
 BEGIN, END = "<!-- scale-bench:begin -->", "<!-- scale-bench:end -->"
+USERS_BEGIN, USERS_END = "<!-- scale-users:begin -->", "<!-- scale-users:end -->"
 
 
 def _hwm_reset() -> None:
@@ -104,6 +112,86 @@ def child(sessions: int, audit: bool) -> None:
           flush=True)
 
 
+def child_users(overlay: Path) -> None:
+    """A generated deployment (params.yaml with the overlay's keys over it), stage by
+    stage as the generate, scenario and users stages and the report's reading do it."""
+    start = time.perf_counter()
+    import tempfile
+    import tomllib
+
+    import pyarrow.parquet as pq
+    import yaml
+
+    from membench.extraction.extractors import EXTRACTORS
+    from membench.io.corpus import read_corpus
+    from membench.io.scenario_file import scenario_toml
+    from membench.io.tables import user_outcome_summary, user_outcomes_table
+    from membench.memory.policies import build_policies, without_embeddings
+    from membench.params import parse_params
+    from membench.plugins import load_plugins
+    from membench.scenario.deployment import build_user_scenarios
+    from membench.scenario.generate import generate_scenario
+    from membench.scenario.spec import parse_scenario_spec
+    from membench.scoring.users import (
+        LeakClassifier,
+        build_deployment,
+        run_namespaced,
+        run_shared,
+    )
+
+    def stage(name, work):
+        _hwm_reset()
+        began, cpu = time.perf_counter(), _cpu()
+        value = work()
+        print(json.dumps({"stage": name, "seconds": time.perf_counter() - began,
+                          "cpu": _cpu() - cpu, "peak_mib": _hwm_mib()}), flush=True)
+        return value
+
+    load_plugins()
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for section, keys in yaml.safe_load(overlay.read_text()).items():
+        data.setdefault(section, {}).update(keys)
+    params = parse_params(data, set(EXTRACTORS))
+    s, g = params.scenario, params.generate
+    print(json.dumps({"stage": "imports", "seconds": time.perf_counter() - start,
+                      "cpu": _cpu(), "peak_mib": _hwm_mib()}), flush=True)
+    corpus = stage("corpus", lambda: read_corpus(s.corpus.source, s.corpus.glob,
+                                                  s.corpus.exclude, base=ROOT))
+    text = stage("generate", lambda: scenario_toml(generate_scenario(g), "bench"))
+    spec = stage("scenario file", lambda: parse_scenario_spec(tomllib.loads(text)))
+    users = stage("build users", lambda: build_user_scenarios(spec, corpus.files, s.shape()))
+    deployment = stage("extract", lambda: build_deployment(users, EXTRACTORS[params.extractor]))
+    del users
+    policies = without_embeddings(build_policies(params.policies))
+    classifier = LeakClassifier({u.name: u.scenario.facts for u in deployment.users})
+    def progress(message: str) -> None:  # on stderr, which the parent passes through
+        print(f"{time.perf_counter() - start:8.1f} s  {message}", file=sys.stderr, flush=True)
+
+    namespaced = stage("namespaced", lambda: run_namespaced(deployment, policies, classifier,
+                                                             progress))
+    shared = stage("shared", lambda: run_shared(deployment, policies, classifier, progress))
+    rows = [row for day in s.probe_days for position in range(len(deployment.users))
+            for row in namespaced.pop((day, position))] + [
+        row for day in s.probe_days for row in shared.pop(day)]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "users_outcomes.parquet"
+        stage("outcomes table", lambda: pq.write_table(user_outcomes_table(rows), out))
+        del rows
+        summary = stage("report's reading", lambda: user_outcome_summary(pq.read_table(out)))
+        size = out.stat().st_size
+    counts = summary.counts["modes"]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"stage": "process", "seconds": time.perf_counter() - start,
+                      "cpu": _cpu(), "peak_mib": peak,
+                      "story": f"{g.facts} facts x {g.users} users, {s.sessions:,} sessions "
+                               f"x {s.exchanges_per_session} exchanges, probe days "
+                               f"{list(s.probe_days)}",
+                      "outcomes": sum(c["probes"] for m in counts.values() for c in m.values()),
+                      "parquet_mib": size / 2**20,
+                      "leaks": {mode: sum(c["cross_user_leak"] for c in m.values())
+                                for mode, m in counts.items()}}), flush=True)
+
+
 def measure(sessions: int, audit: bool) -> dict[str, dict]:
     args = [sys.executable, __file__, "--child", str(sessions)] + (["--audit"] if audit else [])
     done = subprocess.run(args, cwd=ROOT, check=True, capture_output=True, text=True)
@@ -136,12 +224,32 @@ def verdict(results: dict[int, dict[str, dict]]) -> list[str]:
             f"{'met' if ratio <= BUDGET_RATIO else 'MISSED'}), CPU time {cpu_ratio:.1f}x."]
 
 
-def write(path: Path, text: str) -> None:
+def measure_users(overlay: Path) -> dict[str, dict]:
+    args = [sys.executable, __file__, "--child-users", str(overlay)]
+    done = subprocess.run(args, cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True)
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return {row["stage"]: row for row in rows}
+
+
+def users_table(result: dict[str, dict]) -> str:
+    process = result["process"]
+    lines = [f"{process['story']}: {process['outcomes']:,} probe outcomes "
+             f"({process['parquet_mib']:.1f} MiB of Parquet), cross-user leaks "
+             + ", ".join(f"{mode} {n:,}" for mode, n in process["leaks"].items()), "",
+             "| stage | wall time | CPU time | peak memory |", "|---|---:|---:|---:|"]
+    for name, row in result.items():
+        label = "whole process" if name == "process" else name
+        lines.append(f"| {label} | {row['seconds']:,.1f} s | {row['cpu']:,.1f} s | "
+                     f"{row['peak_mib']:,.0f} MiB |")
+    return "\n".join(lines)
+
+
+def write(path: Path, text: str, begin: str = BEGIN, end: str = END) -> None:
     doc = path.read_text()
-    if BEGIN not in doc or END not in doc:
-        raise SystemExit(f"{path}: no {BEGIN} ... {END} block to replace")
-    head, rest = doc.split(BEGIN, 1)
-    path.write_text(head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1])
+    if begin not in doc or end not in doc:
+        raise SystemExit(f"{path}: no {begin} ... {end} block to replace")
+    head, rest = doc.split(begin, 1)
+    path.write_text(head + begin + "\n" + text + "\n" + end + rest.split(end, 1)[1])
 
 
 def main() -> None:
@@ -151,10 +259,27 @@ def main() -> None:
                         help="also time the deletion audit (the policies stage runs it)")
     parser.add_argument("--write", type=Path, nargs="+", default=[],
                         help="markdown files with a scale-bench block to fill")
+    parser.add_argument("--users", type=Path, metavar="OVERLAY",
+                        help="instead, a generated deployment: params.yaml with this file's "
+                             "keys over it (data/scale-users.params.yaml)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-users", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child, args.audit)
+        return
+    if args.child_users:
+        child_users(args.child_users)
+        return
+    if args.users:
+        result = measure_users(args.users.resolve())
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        text = "\n".join([f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load "
+                          f"average {load:.1f} at the end; `--users {args.users}`", "",
+                          users_table(result)])
+        print(text)
+        for path in args.write:
+            write(path, text, USERS_BEGIN, USERS_END)
         return
     results = {n: measure(n, args.audit) for n in args.sessions}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

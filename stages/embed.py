@@ -23,12 +23,8 @@ from membench.commands.common import (
     read_parquet,
     read_scenario,
 )
-from membench.commands.embedding_cache_files import (
-    CacheFile,
-    embeddings_table,
-    load_encoder_cache,
-)
-from membench.io.embedding_files import with_encoder
+from membench.commands.embedding_cache_files import CacheFile, embeddings_table
+from membench.io.embedding_files import load_encoder_cache, with_encoder
 from membench.io.outputs import staged_outputs
 from membench.io.tables import records_from_table
 from membench.memory.policies import build_policies, embedded_stores
@@ -47,14 +43,12 @@ def embed(scenario: ScenarioDir, records: RecordsFile, out: OutFile, cache_file:
     built = read_scenario(scenario)
     fact_records = records_from_table(read_parquet(records))
     texts = embedding_texts(built, fact_records, embedded_stores(build_policies(p.policies)))
-    cache = load_encoder_cache(cache_file)
+    cache = load_encoder_cache(cache_file, warn=lambda text: typer.echo(f"embed: {text}",
+                                                                        err=True))
     missing = cache.missing(model_id, texts)
     typer.echo(f"embed: {len(texts)} texts, {len(texts) - len(missing)} cached, "
                f"{len(missing)} to embed with {model_id}", err=True)
-    if missing:
-        model = embedding.load_model(model_id)
-        cache.embed(model_id, missing, lambda batch: embedding.embed(
-            batch, model, batch_size=p.embedding.batch_size, progress=True))
+    embedding.embed_missing(cache, model_id, missing, p.embedding.batch_size)
     with staged_outputs() as outputs:
         outputs.parquet(out, embeddings_table(cache, model_id, texts, weights))
         outputs.parquet(cache_file, with_encoder(cache.to_table()))

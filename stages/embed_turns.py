@@ -19,12 +19,8 @@ from membench.commands.common import (
     read_params,
     read_scenario,
 )
-from membench.commands.embedding_cache_files import (
-    CacheFile,
-    embeddings_table,
-    load_encoder_cache,
-)
-from membench.io.embedding_files import with_encoder
+from membench.commands.embedding_cache_files import CacheFile, embeddings_table
+from membench.io.embedding_files import load_encoder_cache, with_encoder
 from membench.io.outputs import staged_outputs
 
 
@@ -38,13 +34,11 @@ def embed_turns(scenario: ScenarioDir, out: OutFile, cache_file: CacheFile,
     model_id = p.embedding.model
     weights = embedding.weights_sha256(model_id)
     texts = list(dict.fromkeys(e.user for e in read_scenario(scenario).exchanges))
-    cache = load_encoder_cache(cache_file)
+    cache = load_encoder_cache(cache_file, warn=lambda text: typer.echo(
+        f"embed_turns: {text}", err=True))
     missing = cache.missing(model_id, texts)
     typer.echo(f"embed_turns: {len(texts)} turns, {len(missing)} to embed", err=True)
-    if missing:
-        model = embedding.load_model(model_id)
-        cache.embed(model_id, missing, lambda batch: embedding.embed(
-            batch, model, batch_size=p.embedding.batch_size))
+    embedding.embed_missing(cache, model_id, missing, p.embedding.batch_size)
     with staged_outputs() as outputs:
         outputs.parquet(out, embeddings_table(cache, model_id, texts, weights))
         outputs.parquet(cache_file, with_encoder(cache.to_table()))

@@ -26,7 +26,7 @@ from membench.commands.common import (
 )
 from membench.io import environment
 from membench.io.outputs import staged_outputs
-from membench.io.tables import audit_from_table, result_from_tables, user_outcomes_from_table
+from membench.io.tables import audit_from_table, result_from_tables, user_outcome_summary
 from membench.memory.policies import build_policies, without_embeddings
 from membench.reporting.charts import report_images
 from membench.reporting.extraction_tables import extraction_metrics
@@ -36,7 +36,6 @@ from membench.reporting.story import is_article_story
 from membench.scoring.metrics import detailed, summary
 from membench.scoring.multiseed import counts_from_json
 from membench.scoring.results import ResultsTable
-from membench.scoring.users import user_counts
 from membench.tokenizer import O200K_SHA256
 
 TRACE_FACT = "node_version"
@@ -105,7 +104,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
     labels = {policy.id: policy.label for policy in policies}
     lexical = [policy.id for policy in without_embeddings(policies)]
     per_seed = counts_from_json(read_json(multiseed), lexical)
-    user_rows = user_outcomes_from_table(read_parquet(users))
+    user_summary = user_outcome_summary(read_parquet(users))
     extracted = read_json(extraction)
     text = render_report(ReportInputs(
         header=header(p, manifest, read_parquet(embeddings).schema.metadata or {},
@@ -113,7 +112,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
         manifest=manifest, labels=labels, result=result,
         exchanges=built.exchanges, article=published, trace_fact=TRACE_FACT,
         multiseed=per_seed, images=report_images(out, charts, templates), audit=audit_from_table(read_parquet(audit)),
-        user_outcomes=user_rows,
+        user_outcomes=user_summary,
         article_story=is_article_story(built.facts, published, manifest.get("format") == 2),
         facts=built.facts, extractor=p.extractor,
         extraction=extracted,
@@ -125,8 +124,8 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
         metrics = {**detailed(table, list(labels), max(manifest["probe_days"])),
                    "extraction": extraction_metrics(extracted),
                    "recency_readers": recency_effects(result.outcomes)}
-        if user_rows:  # multi-user runs only, so a single-user file keeps its bytes
-            metrics["multi_user"] = user_counts(user_rows)
+        if user_summary:  # multi-user runs only, so a single-user file keeps its bytes
+            metrics["multi_user"] = user_summary.counts
         outputs.json(metrics_out, metrics)
         outputs.json(summary_out, summary(table, list(labels)))
         outputs.json(environment_out, environment.machine())

@@ -34,7 +34,8 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "data/turn_embedding_cache.parquet", "reports/extraction.json",
            "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg",
            "data/backend_parity.parquet", "data/backend_rankings.parquet",
-           "data/backend_at_rest.parquet", "reports/backends.json"]
+           "data/backend_at_rest.parquet", "reports/backends.json",
+           "data/users_embedding_cache.parquet"]
 
 
 def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> Path:
@@ -310,12 +311,14 @@ def test_users_stage_and_report_section_on_a_generated_deployment(pipeline, tmp_
     story = tmp_path / "story.toml"
     params["scenario"]["file"] = str(story)
     params["generate"].update(users=3, facts=4)
+    params["users"] = {"dense": False}  # dense in many-users mode: tests/test_users.py
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     flags = ("--params", str(tmp_path / "params.yaml"))
     assert run("generate", "--out", str(story), *flags).exit_code == 0
     out = tmp_path / "users.parquet"
-    result = stage("users", *flags, out=str(out))
+    result = stage("users", *flags, out=str(out), cache=str(tmp_path / "cache.parquet"))
     assert result.exit_code == 0, result.output
+    assert (tmp_path / "cache.parquet").is_file()
     rows = tables.user_outcomes_from_table(pq.read_table(out))
     assert {r.user for r in rows} == {"u001", "u002", "u003"}
     leaks = {mode: sum(r.cross_user_leak for r in rows if r.mode == mode)

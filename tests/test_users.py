@@ -99,3 +99,40 @@ def test_classifier_reads_values_per_line():
     assert classifier.classify("ana", "region", 3, lines) == ("current", True)
     assert classifier.classify("ben", "region", 3, lines[:1]) == ("stale", False)
     assert classifier.classify("ana", "region", 3, ()) == ("missing", False)
+
+
+def _bag_of_words(text: str):
+    """A stand-in embedding (no model): hashed word counts, unit length, on the grid."""
+    import hashlib
+
+    import numpy as np
+
+    from membench.retrieval.dense import snap_to_grid
+    from membench.scenario.text import tokens
+
+    vector = np.zeros(384)
+    for word in tokens(text):
+        vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % 384] += 1.0
+    return snap_to_grid(vector / np.linalg.norm(vector))
+
+
+def test_dense_policies_run_in_both_modes_and_leak_only_shared():
+    from membench.memory.policies import build_policies, embedded_stores, needs_embeddings
+    from membench.retrieval.embedding_cache import text_sha256
+    from membench.scoring.users import deployment_texts
+
+    load_plugins()
+    spec = parse_scenario_spec(tomllib.loads(STORY))
+    deployment = build_deployment(
+        build_user_scenarios(spec, CORPUS, ScenarioShape(1, 3, 3, (2, 3), 2)),
+        EXTRACTORS["perfect"])
+    dense = [p for p in build_policies(PolicySettings()) if needs_embeddings(p)]
+    texts = deployment_texts(deployment, embedded_stores(dense))
+    assert "ana: Which region do we deploy to?" in texts
+    vectors = {text_sha256(t): _bag_of_words(t) for t in texts}  # every text the runs need
+    found = run_deployment(deployment, dense, vectors=vectors)
+    assert {(r.mode, r.policy) for r in found} == {(m, p.id) for m in (NAMESPACED, SHARED)
+                                                   for p in dense}
+    assert not any(r.cross_user_leak for r in found if r.mode == NAMESPACED)
+    shared = {(r.policy, r.user, r.day, r.form): r for r in found if r.mode == SHARED}
+    assert shared[("dense_transcript", "ana", 3, "literal")].cross_user_leak  # ben's region

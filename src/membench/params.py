@@ -73,6 +73,13 @@ class BackendParams:
 
 
 @dataclass(frozen=True)
+class UsersParams:
+    """The users stage (many users in one deployment, docs/generate.md)."""
+
+    dense: bool = True  # also the dense policies: every user's texts get embedded
+
+
+@dataclass(frozen=True)
 class Params:
     scenario: ScenarioParams
     extractor: str
@@ -84,6 +91,7 @@ class Params:
     extraction: ExtractSettings = field(default_factory=ExtractSettings)  # consolidation, noise
     extraction_sweep: SweepParams = field(default_factory=SweepParams)
     backends: BackendParams = BackendParams()
+    users: UsersParams = UsersParams()  # the optional `users:` section
 
 
 def _table(name: str, value: Any, keys: set[str]) -> dict:
@@ -110,7 +118,7 @@ DEFAULT_SWEEP = {"rates": list(SweepParams.rates), "seeds": list(SweepParams.see
 def parse_params(data: Any, known_extractors: set[str]) -> Params:
     top = check_keys("params", data, {"scenario", "extract", "policies", "report",
                                       "multiseed", "embedding"},
-                   {"generate", "extraction_sweep", "backends"}, ParamsError)
+                   {"generate", "extraction_sweep", "backends", "users"}, ParamsError)
     s = _table("scenario", top["scenario"], {"file", "seed", "sessions", "exchanges_per_session",
                                              "probe_days", "lines_per_reply", "corpus"})
     c = _table("scenario.corpus", s["corpus"], {"source", "glob", "exclude"})
@@ -172,7 +180,15 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
                   generate_settings(top["generate"]) if "generate" in top else None,
                   parse_extract_settings(e, ParamsError),
                   parse_sweep(top.get("extraction_sweep", DEFAULT_SWEEP), ParamsError),
-                  _backends(top.get("backends", {})))
+                  _backends(top.get("backends", {})),
+                  _users(top["users"]) if "users" in top else UsersParams())
+
+
+def _users(value: Any) -> UsersParams:
+    u = _table("users", value, {"dense"})
+    if not isinstance(u["dense"], bool):
+        raise ParamsError(f"users.dense: expected true or false, got {u['dense']!r}")
+    return UsersParams(dense=u["dense"])
 
 
 def _embedding(value: Any) -> EmbeddingParams:

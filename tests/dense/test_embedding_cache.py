@@ -120,26 +120,25 @@ def test_missing_file_loads_as_empty_cache_and_empty_cache_round_trips(tmp_path)
     assert len(load_cache(tmp_path / "empty.parquet")) == 0
 
 
-def test_cache_from_another_encoder_is_dropped_with_a_message(tmp_path, capsys):
-    from membench.stages.embed import load_encoder_cache
-
-    from membench.io.embedding_files import ENCODER_METADATA
+def test_cache_from_another_encoder_is_dropped_with_a_message(tmp_path):
+    from membench.io.embedding_files import ENCODER_METADATA, load_encoder_cache
     from membench.retrieval.embedding import ENCODER_VERSION
 
     cache = EmbeddingCache()
     cache.embed(MODEL, ["a", "b"], CountingEmbedder())
     old = tmp_path / "old.parquet"
     write(old, cache)  # no encoder recorded: what the torch encoder wrote
-    assert len(load_encoder_cache(old)) == 0
-    assert "dropping 2 cached vectors" in capsys.readouterr().err
+    said = []
+    assert len(load_encoder_cache(old, said.append)) == 0
+    assert "dropping 2 cached vectors" in said[0]
     current = tmp_path / "current.parquet"
     write(current, cache, {ENCODER_METADATA.decode(): ENCODER_VERSION})
-    assert len(load_encoder_cache(current)) == 2
-    assert capsys.readouterr().err == ""
+    assert len(load_encoder_cache(current, said.append)) == 2
+    assert len(said) == 1
 
 
 def test_policies_refuse_embeddings_from_another_encoder():
-    from membench.stages.embed import embeddings_table
+    from membench.commands.embedding_cache_files import embeddings_table
 
     from membench.io.embedding_files import vectors_from_table
 

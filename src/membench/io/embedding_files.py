@@ -4,6 +4,7 @@ files, the policies and report stages read them: what they share lives here, not
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,6 +22,19 @@ def load_cache(path: Path | str) -> EmbeddingCache:
     if not path.exists():
         return EmbeddingCache()
     return EmbeddingCache.from_table(pq.read_table(path, schema=CACHE_SCHEMA))
+
+
+def load_encoder_cache(path: Path, warn: Callable[[str], None]) -> EmbeddingCache:
+    """The cache at path if this encoder wrote it; otherwise an empty one, said by warn."""
+    cache = load_cache(path)
+    if not len(cache):
+        return cache
+    stored = (pq.read_schema(path).metadata or {}).get(ENCODER_METADATA, b"").decode()
+    if stored != ENCODER_VERSION:
+        warn(f"dropping {len(cache)} cached vectors made by encoder "
+             f"{stored or 'unversioned (torch)'!r}, not {ENCODER_VERSION!r}")
+        return EmbeddingCache()
+    return cache
 
 
 def with_encoder(table: pa.Table, metadata: dict[str, str] | None = None) -> pa.Table:

@@ -22,7 +22,7 @@ from membench.scenario.model import (
 )
 from membench.scoring.audit import AuditRow
 from membench.scoring.bench import BenchResult, OutcomeRow, StoredRow
-from membench.scoring.users import UserOutcomeRow
+from membench.scoring.users import UserOutcomeRow, UserOutcomeSummary, counts_of
 
 CORPUS_SCHEMA = pa.schema([
     pa.field("path", pa.string(), nullable=False),
@@ -287,7 +287,26 @@ USER_OUTCOMES_SCHEMA = pa.schema([
 
 
 def user_outcomes_table(rows: Sequence[UserOutcomeRow]) -> pa.Table:
-    return _table(USER_OUTCOMES_SCHEMA, [vars(r) for r in rows])
+    """Column by column from the rows' attributes (millions of rows: no dict per row)."""
+    return pa.Table.from_arrays(
+        [pa.array([getattr(r, field.name) for r in rows], type=field.type)
+         for field in USER_OUTCOMES_SCHEMA], schema=USER_OUTCOMES_SCHEMA)
+
+
+def user_outcome_summary(table: pa.Table) -> UserOutcomeSummary | None:
+    """The report's view of the users stage's table, by grouping its columns (the table
+    may hold millions of rows: no row objects). None for a single-user run."""
+    if not table.schema.equals(USER_OUTCOMES_SCHEMA, check_metadata=False):
+        raise ValueError("user outcomes does not have the expected schema: rerun the stage "
+                         "that writes it")
+    if table.num_rows == 0:
+        return None
+    keys = ["mode", "policy", "outcome", "cross_user_leak", "deleted", "changes"]
+    grouped = table.group_by(keys, use_threads=False).aggregate([([], "count_all")])
+    columns = [grouped[name].to_pylist() for name in keys + ["count_all"]]
+    tallied = {tuple(row[:-1]): row[-1] for row in zip(*columns, strict=True)}
+    return UserOutcomeSummary(counts_of(tallied), len(table["user"].unique()),
+                              frozenset(table["policy"].unique().to_pylist()))
 
 
 def user_outcomes_from_table(table: pa.Table) -> list[UserOutcomeRow]:

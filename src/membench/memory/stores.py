@@ -40,13 +40,16 @@ class Memory:
 
     def documents(self, store: str) -> list[Document]:
         """The store's documents, built once per day (every probe of the day reads them)."""
+        return list(self._stored(store))
+
+    def _stored(self, store: str) -> tuple[Document, ...]:
         if store not in self._documents:
             self._documents[store] = tuple(STORES[store].build(self))
-        return list(self._documents[store])
+        return self._documents[store]
 
     def lines(self, store: str) -> list[str]:
         if store not in self._lines:
-            self._lines[store] = tuple(document.text for document in self.documents(store))
+            self._lines[store] = tuple(document.text for document in self._stored(store))
         return list(self._lines[store])
 
     def text(self, store: str) -> str:
@@ -57,7 +60,7 @@ class Memory:
 
     def search(self, store: str, retriever: str, question: str, k: int) -> list[Document]:
         """The named retriever's top k over the store (see membench.retrieval.retrievers)."""
-        found = self._indexes.retriever(retriever, store, self.day, self.documents(store))
+        found = self._indexes.retriever(retriever, store, self.day, self._stored(store))
         return found.search(question, k)
 
 

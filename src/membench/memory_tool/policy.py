@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from weakref import WeakKeyDictionary
 
 from membench.extraction.extractors import FactRecord, RecordAction
 from membench.memory.policies import Injection, Policy, register_policy
@@ -33,12 +34,18 @@ def key_path(key: str) -> str:
     return f"{PROFILE_DIR}/{key}.md"
 
 
-@lru_cache(maxsize=64)
-def replay(records: tuple[FactRecord, ...]) -> MemoryFiles:
-    """Applies the records as memory tool commands in a fresh root, then reads it back."""
-    with tempfile.TemporaryDirectory(prefix="membench-memories-") as root:
-        handler = MemoryToolHandler(root)
-        lines: dict[str, tuple[str, int]] = {}
+class _Replay:
+    """A memory root the records were applied to, kept so later records (a later day's
+    memory holds the earlier day's records, then more) are applied on top."""
+
+    def __init__(self) -> None:
+        self._directory = tempfile.TemporaryDirectory(prefix="membench-memories-")
+        self.handler = MemoryToolHandler(self._directory.name)
+        self.records: tuple[FactRecord, ...] = ()
+        self.lines: dict[str, tuple[str, int]] = {}
+
+    def apply(self, records: Sequence[FactRecord]) -> None:
+        handler, lines = self.handler, self.lines
         for record in records:
             path = key_path(record.key)
             if record.action is RecordAction.DELETE:
@@ -53,11 +60,33 @@ def replay(records: tuple[FactRecord, ...]) -> MemoryFiles:
                 handler.execute({"command": "create", "path": path,
                                  "file_text": record.line() + "\n"})
                 lines[path] = (record.line(), record.exchange_index)
-        paths = sorted(lines)
-        views = tuple(handler.execute({"command": "view", "path": p}) for p in paths)
-        contents = tuple(
-            (p, _read(handler, p), lines[p][1]) for p in paths
-        )
+
+    def close(self) -> None:
+        self._directory.cleanup()
+
+
+_LIVE_REPLAYS = 2  # one user's memories and the shared ones, each growing day by day
+_live: list[_Replay] = []
+
+
+@lru_cache(maxsize=64)
+def replay(records: tuple[FactRecord, ...]) -> MemoryFiles:
+    """Applies the records as memory tool commands, then reads the files back: in a fresh
+    root, or in the root of an earlier call whose records these continue."""
+    live = next((r for r in _live if records[:len(r.records)] == r.records), None)
+    if live is None:
+        live = _Replay()
+        if len(_live) == _LIVE_REPLAYS:
+            _live.pop(0).close()
+    else:
+        _live.remove(live)
+    _live.append(live)
+    live.apply(records[len(live.records):])
+    live.records = records
+    handler, lines = live.handler, live.lines
+    paths = sorted(lines)
+    views = tuple(handler.execute({"command": "view", "path": p}) for p in paths)
+    contents = tuple((p, _read(handler, p), lines[p][1]) for p in paths)
     return MemoryFiles(contents, views)
 
 
@@ -68,13 +97,20 @@ def _read(handler: MemoryToolHandler, path: str) -> str:
     return "\n".join(line.split("\t", 1)[1] for line in numbered if "\t" in line)
 
 
-def _records(memory: Memory) -> tuple[FactRecord, ...]:
-    return tuple(memory.records)
+_replayed: WeakKeyDictionary[Memory, MemoryFiles] = WeakKeyDictionary()
+
+
+def _files(memory: Memory) -> MemoryFiles:
+    """The day's files, replayed once per memory (not per probe: the records tuple of a
+    large deployment is slow to even hash)."""
+    if memory not in _replayed:
+        _replayed[memory] = replay(tuple(memory.records))
+    return _replayed[memory]
 
 
 @register_store("memory_tool_files")
 def _memory_tool_files(memory: Memory) -> list[Document]:
-    return [Document(source, text) for _, text, source in replay(_records(memory)).contents]
+    return [Document(source, text) for _, text, source in _files(memory).contents]
 
 
 @register_policy(order=170)  # after the core policies
@@ -83,7 +119,7 @@ class MemoryToolProfile(Policy):
     stores = ("memory_tool_files",)
 
     def inject(self, memory: Memory, question: str) -> Injection:
-        return Injection(replay(_records(memory)).views)
+        return Injection(_files(memory).views)
 
 
 def file_texts(records: Sequence[FactRecord]) -> dict[str, str]:

@@ -22,7 +22,7 @@ from membench.scoring.audit import RECORDS, AuditRow
 from membench.scoring.bench import BenchResult
 from membench.scoring.results import FORMS, Counts, ResultsTable
 from membench.scoring.summary import combined_rows, raw_table
-from membench.scoring.users import UserOutcomeRow
+from membench.scoring.users import UserOutcomeSummary
 
 ARTICLE_COLUMNS = ("current", "conflict", "stale", "missing", "leaked", "clean")
 
@@ -56,7 +56,7 @@ class ReportInputs:
     audit: Sequence[AuditRow] = ()
     multiseed: Mapping[int, Counts] | None = None  # seed -> counts, from the multiseed stage
     images: Sequence[tuple[str, str]] = ()  # (caption, path relative to the report)
-    user_outcomes: Sequence[UserOutcomeRow] = ()  # multi-user runs only (stage users)
+    user_outcomes: UserOutcomeSummary | None = None  # multi-user runs only (stage users)
     # False for any story but the article's: no published table, no named traces
     article_story: bool = True
     facts: Sequence[Fact] = ()  # the scenario's facts (stale-hit traces)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from membench.scoring.users import MODES, NAMESPACED, SHARED, UserOutcomeRow, user_counts
+from membench.scoring.users import MODES, NAMESPACED, SHARED, UserOutcomeSummary
 
 
 def _leak_table(counts: dict, policies: Sequence[str]) -> str:
@@ -52,13 +52,13 @@ def _leak_sentence(counts: dict, policies: Sequence[str]) -> str:
     return text[0].upper() + text[1:] + "."
 
 
-def users_section(rows: Sequence[UserOutcomeRow], policy_order: Sequence[str]) -> list[str]:
-    if not rows:
+def users_section(summary: UserOutcomeSummary | None, policy_order: Sequence[str]
+                  ) -> list[str]:
+    if summary is None:
         return []
-    counts = user_counts(rows)
-    present = {r.policy for r in rows}
-    policies = [p for p in policy_order if p in present]
-    users = len({r.user for r in rows})
+    counts = summary.counts
+    policies = [p for p in policy_order if p in summary.policies]
+    users = summary.users
     return [
         "## Many users in one deployment",
         (f"{users} users with the same fact keys and their own values. Each policy (those "

@@ -23,10 +23,12 @@ than 2^-20 (about 1e-6) also tie: BM25 cannot tell such documents apart in any u
 
 from __future__ import annotations
 
+import heapq
 import math
 from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import reduce
 from operator import add
 
@@ -90,6 +92,14 @@ class TokenPool:
         word_ids = np.frombuffer(self._word_ids, dtype=np.int32)[offsets]
         return word_ids, np.frombuffer(self._counts, dtype=np.int32)[offsets]
 
+    def postings_of_each(self, documents: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """postings(documents), and for each posting the index in `documents` it is of."""
+        starts = np.frombuffer(self._starts, dtype=np.int64)
+        sizes = starts[documents + 1] - starts[documents]
+        word_ids, counts = self.postings(documents)
+        return word_ids, counts, np.repeat(np.arange(len(documents)), sizes)
+
     def lengths(self, documents: np.ndarray) -> np.ndarray:
         return np.frombuffer(self._lengths, dtype=np.int64)[documents]
 
@@ -151,12 +161,16 @@ class Bm25Index:
         self._pool = pool
         self._tokenize = pool.tokenize
         self.size = len(documents)
-        self._scores: dict[str, np.ndarray] = {}  # several policies ask the same question
+        # Several policies ask the same question: each query's best documents are kept
+        # (a short list, not a score per document: a deployment asks 100,000s of questions).
+        self._ranked: dict[str, list[Ranked]] = {}  # query -> its best documents
         self._postings: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._base: dict[tuple[int, ...], list[Ranked]] = {}  # see _split_best
+        self._local: dict[int, _Holders] = {}
         if not documents:  # rank-bm25 divides by the corpus size: an empty corpus has no model
             self._present = np.zeros(0, dtype=np.int64)
             return
-        rows = np.asarray(documents, dtype=np.int64)
+        rows = self._rows = np.asarray(documents, dtype=np.int64)
         word_ids, _ = pool.postings(rows)
         doc_len = pool.lengths(rows)
         avgdl = int(doc_len.sum()) / self.size
@@ -194,30 +208,141 @@ class Bm25Index:
             self._postings[word_id] = at, np.repeat(counts, listed).astype(np.int64)
         return self._postings[word_id]
 
+    def _query_words(self, query: str) -> list[int]:
+        """The query's word ids in order (repeats kept), without those rank-bm25 scores 0.0
+        everywhere (not in the corpus)."""
+        found = []
+        for word in self._tokenize(query):
+            word_id = self._pool.words.get(word)
+            if word_id is None or word_id >= len(self._idf) or np.isnan(self._idf[word_id]):
+                continue  # rank-bm25 adds 0.0 to every document
+            found.append(word_id)
+        return found
+
     def scores(self, query: str) -> np.ndarray:
         if self.size == 0:
             return np.zeros(0)
-        if query not in self._scores:
-            score = np.zeros(self.size)
-            for word in self._tokenize(query):
-                word_id = self._pool.words.get(word)
-                if word_id is None or word_id >= len(self._idf) or np.isnan(self._idf[word_id]):
-                    continue  # rank-bm25 adds 0.0 to every document
-                idf = float(self._idf[word_id])
-                at, f = self._holding(word_id)
-                score[at] += idf * (f * (K1 + 1) / (f + self._norm[at]))
-            self._scores[query] = score
-        return self._scores[query]
+        return self._scores_of(self._query_words(query))
+
+    def _scores_of(self, words: Sequence[int]) -> np.ndarray:
+        score = np.zeros(self.size)
+        for word_id in words:
+            at, f = self._holding(word_id)
+            score[at] += float(self._idf[word_id]) * (f * (K1 + 1) / (f + self._norm[at]))
+        return score
 
     def top_k(self, query: str, k: int) -> list[int]:
+        """The k best documents scoring above zero: by score on the grid, then earlier
+        first. The same as sorting every document that way, taking k and dropping those
+        not above zero, without sorting every document."""
         if k < 1:
             raise ValueError(f"top-k must be at least 1, got {k}")
-        scores = self.scores(query)
-        order = np.argsort(-on_score_grid(scores), kind="stable")  # ties: earlier first
-        return [int(i) for i in order[:k] if scores[i] > 0]
+        best = self._ranked.get(query)
+        if best is None or (len(best) < k < self.size):
+            if len(self._ranked) >= KEPT_QUERIES:
+                del self._ranked[next(iter(self._ranked))]  # the oldest question
+            best = self._ranked[query] = self._best_for(query, max(k, KEPT_RANKS))
+        return [r.position for r in best[:k] if r.above_zero]
+
+    def _best_for(self, query: str, k: int) -> list[Ranked]:
+        words = self._query_words(query)
+        if self.size >= SPLIT_MIN_SIZE and len(set(words)) > 1:
+            holders = self._holding(words[0])[0]
+            if len(holders) * SPLIT_SHARE <= self.size:
+                return self._split_best(words, k)
+        return _best(self._scores_of(words), k)
+
+    def _split_best(self, words: list[int], k: int) -> list[Ranked]:
+        """The best k when the query's first word is rare here (in a store every user
+        writes to, the asking user's name): a document without the word scores what the
+        query without it scores (each missing word adds exactly 0.0), so that ranking is
+        shared by every query differing only in the word; the documents holding it are
+        scored exactly, on their own, with the same float operations in the same order.
+        The two rankings are merged by (grid score, position)."""
+        first = words[0]
+        local = self._holders(first)
+        score = np.zeros(len(local.positions))
+        for word_id in words:
+            i, j = local.bounds.get(word_id, (0, 0))
+            at, f = local.documents[i:j], local.counts[i:j]
+            score[at] += float(self._idf[word_id]) * (
+                f * (K1 + 1) / (f + self._norm[local.positions[at]]))
+        held = [Ranked(int(local.positions[r.position]), r.grid, r.above_zero)
+                for r in _best(score, k)]
+        rest = tuple(w for w in words if w != first)
+        want, base = k, self._base.get(rest)
+        while True:  # enough of the others' ranking that k remain without the holders
+            if base is None or len(base) < min(want, self.size):
+                base = self._base[rest] = _best(self._scores_of(rest), max(want, 2 * k))
+            positions = np.array([r.position for r in base], dtype=np.int64)
+            others = [r for r, holds in zip(base, _member(positions, local.positions))
+                      if not holds]
+            if len(others) >= k or len(base) == self.size:
+                break
+            want = len(base) * 4
+        return list(heapq.merge(others[:k], held, key=lambda r: (-r.grid, r.position)))[:k]
+
+    def _holders(self, word_id: int) -> _Holders:
+        """The documents holding the word, with their postings by word (the last few)."""
+        if word_id not in self._local:
+            if len(self._local) >= KEPT_HOLDERS:
+                del self._local[next(iter(self._local))]
+            positions = np.sort(self._holding(word_id)[0])
+            words, counts, documents = self._pool.postings_of_each(self._rows[positions])
+            by_word = np.argsort(words, kind="stable")
+            grouped = words[by_word]
+            edges = np.flatnonzero(np.diff(grouped)) + 1
+            starts, ends = np.concatenate(([0], edges)), np.concatenate((edges, [len(grouped)]))
+            bounds = dict(zip(grouped[starts].tolist(), zip(starts.tolist(), ends.tolist())))
+            self._local[word_id] = _Holders(positions, bounds, documents[by_word],
+                                            counts[by_word].astype(np.int64))
+        return self._local[word_id]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    position: int
+    grid: int  # score on the grid
+    above_zero: bool
+
+
+@dataclass(frozen=True)
+class _Holders:
+    positions: np.ndarray  # sorted positions of the documents holding a word
+    bounds: dict[int, tuple[int, int]]  # word id -> its postings' slice below
+    documents: np.ndarray  # index into positions of each posting, by word
+    counts: np.ndarray
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    at = np.searchsorted(sorted_set, values)
+    return (at < len(sorted_set)) & (sorted_set[np.minimum(at, len(sorted_set) - 1)] == values)
+
+
+def _best(scores: np.ndarray, k: int) -> list[Ranked]:
+    """The first k documents of the stable sort by descending grid score (ties: earlier
+    first), each with whether it scores above zero."""
+    grid = on_score_grid(scores)
+    above = np.flatnonzero(grid > 0)
+    if len(above) > k:  # only those at least as good as the k-th can be among the k
+        kth = np.partition(grid[above], len(above) - k)[len(above) - k]
+        above = above[grid[above] >= kth]
+    best = above[np.lexsort((above, -grid[above]))][:k].tolist()
+    if len(best) < k:  # then grid 0 by position; below it only if a score is ever negative
+        best += np.flatnonzero(grid == 0)[:k - len(best)].tolist()
+    if len(best) < k:
+        below = np.flatnonzero(grid < 0)
+        best += below[np.lexsort((below, -grid[below]))][:k - len(best)].tolist()
+    return [Ranked(i, int(grid[i]), bool(scores[i] > 0)) for i in best]
 
 
 SCORE_GRID = 2.0 ** -20
+KEPT_RANKS = 10  # best documents kept per query (a larger k ranks again)
+KEPT_QUERIES = 8192  # queries whose best documents are kept (the oldest go first)
+# A query whose first word only 1 in SPLIT_SHARE documents hold is scored in two parts
+# (Bm25Index._split_best), in an index of at least SPLIT_MIN_SIZE documents.
+SPLIT_SHARE, SPLIT_MIN_SIZE = 8, 4096
+KEPT_HOLDERS = 2
 
 
 def on_score_grid(scores: np.ndarray) -> np.ndarray:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from membench.retrieval.dense import GRID_BITS, snap_to_grid
+from membench.retrieval.embedding_cache import EmbeddingCache
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # Hub model id -> PyPI distribution and import name of the package shipping its files.
@@ -227,3 +228,14 @@ def embed(
     """unit_vectors rounded to the 2^-GRID_BITS grid, as float32: the same bytes on every
     CPU, thread count, batch size and order (see the module docstring)."""
     return snap_to_grid(unit_vectors(texts, model, batch_size, progress, threads))
+
+
+def embed_missing(cache: EmbeddingCache, model_id: str, texts: Sequence[str],
+                  batch_size: int) -> None:
+    """Embeds the texts the cache lacks into it, with a progress bar; loads the model only
+    when there are some."""
+    missing = cache.missing(model_id, texts)
+    if missing:
+        model = load_model(model_id)
+        cache.embed(model_id, missing, lambda batch: embed(batch, model, batch_size=batch_size,
+                                                           progress=True))

@@ -98,7 +98,7 @@ class FillerDrawer:
     """Seeded draws of distractor questions and code windows free of every fact value."""
 
     def __init__(self, rng: random.Random, corpus: Sequence[CorpusText], lines: int,
-                 forbidden_values: Sequence[str]) -> None:
+                 forbidden: ValueFinder) -> None:
         self._rng = rng
         self._files = [f for f in corpus if len(f.lines) >= lines]
         if not self._files:
@@ -107,7 +107,7 @@ class FillerDrawer:
                 f"({len(corpus)} file(s) matched)"
             )
         self._lines = lines
-        self._forbidden = ValueFinder(forbidden_values)
+        self._forbidden = forbidden
 
     def code(self) -> tuple[str, str]:
         for _ in range(MAX_WINDOW_DRAWS):
@@ -126,8 +126,9 @@ class FillerDrawer:
 
 
 def build_scenario(spec: ScenarioSpec, corpus: Sequence[CorpusText],
-                   shape: ScenarioShape, also_forbidden: Sequence[str] = ()) -> Scenario:
-    """also_forbidden: more values no filler may quote (other users' in a deployment)."""
+                   shape: ScenarioShape, forbidden: ValueFinder | None = None) -> Scenario:
+    """forbidden: the values no filler may quote when they are more than the story's own
+    (every user's in a deployment, built once for all of them); it must hold the story's."""
     facts = place_facts(spec, shape)
     events: dict[tuple[int, int], tuple[Fact, FactVersion | Deletion]] = {}
     for fact in facts:
@@ -135,10 +136,9 @@ def build_scenario(spec: ScenarioSpec, corpus: Sequence[CorpusText],
             events[(version.day, version.slot)] = (fact, version)
         if fact.deletion:
             events[(fact.deletion.day, fact.deletion.slot)] = (fact, fact.deletion)
-    drawer = FillerDrawer(
-        random.Random(shape.seed), corpus, shape.lines_per_reply,
-        [value for fact in facts for value in fact.values()] + list(also_forbidden),
-    )
+    if forbidden is None:
+        forbidden = ValueFinder([value for fact in facts for value in fact.values()])
+    drawer = FillerDrawer(random.Random(shape.seed), corpus, shape.lines_per_reply, forbidden)
     exchanges = []
     for day in range(1, shape.sessions + 1):
         for slot in range(1, shape.exchanges_per_session + 1):

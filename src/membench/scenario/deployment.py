@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from membench.scenario.build import CorpusText, ScenarioShape, build_scenario
 from membench.scenario.model import Scenario
 from membench.scenario.spec import ScenarioSpec
+from membench.scenario.text import ValueFinder
 
 
 @dataclass(frozen=True)
@@ -39,11 +40,11 @@ def addressed(name: str, text: str) -> str:
 def build_user_scenarios(spec: ScenarioSpec, corpus: Sequence[CorpusText],
                          shape: ScenarioShape) -> list[UserScenario]:
     specs = user_specs(spec)
-    every_value = [v for _, s in specs for fact in s.facts for v in fact.values()]
+    every_value = ValueFinder([v for _, s in specs for fact in s.facts for v in fact.values()])
     users = []
     for position, (name, user_spec) in enumerate(specs):
         built = build_scenario(user_spec, corpus, replace(shape, seed=shape.seed + position),
-                               also_forbidden=every_value)
+                               forbidden=every_value)
         exchanges = tuple(replace(e, user=addressed(name, e.user)) for e in built.exchanges)
         users.append(UserScenario(name, replace(built, exchanges=exchanges)))
     return users

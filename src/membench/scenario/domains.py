@@ -10,6 +10,7 @@ users apart by their words alone.
 from __future__ import annotations
 
 import random
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,22 +30,35 @@ LAST_NAMES = ("Costa", "Novak", "Okafor", "Lindqvist", "Haddad", "Moreau", "Tana
 WORDS = ("amber", "birch", "cobalt", "dune", "ember", "fjord", "granite", "harbor", "indigo",
          "juniper", "kestrel", "lagoon", "meadow", "nimbus", "onyx", "pine", "quartz",
          "raven", "sierra", "tundra", "umber", "willow", "yarrow", "zephyr")
+TIME_ZONES = ("CET", "EET", "EST", "CST", "PST", "JST", "IST", "AEST", "BRT", "SGT")
 
 
-def _region(rng: random.Random) -> str:
-    area = rng.choice(("eu", "us", "ap", "sa", "ca", "me", "af", "mx"))
-    side = rng.choice(("north", "south", "east", "west", "central", "northeast", "southeast"))
-    return f"{area}-{side}-{rng.randint(1, 19)}"
+def _zone(highest: int) -> DrawValue:
+    def draw(rng: random.Random) -> str:
+        area = rng.choice(("eu", "us", "ap", "sa", "ca", "me", "af", "mx"))
+        side = rng.choice(("north", "south", "east", "west", "central", "northeast",
+                           "southeast"))
+        return f"{area}-{side}-{rng.randint(1, highest)}"
+    return draw
 
 
-def _versioned(name: str, majors: tuple[int, int], minors: int) -> DrawValue:
-    """name major.minor.patch, patch below 20."""
+_region = _zone(19)
+
+
+def _versioned(name: str, majors: tuple[int, int], minors: int, patches: int = 20
+               ) -> DrawValue:
+    """name major.minor.patch, patch below `patches`."""
     return lambda rng: (f"{name} {rng.randint(*majors)}.{rng.randrange(minors)}"
-                        f".{rng.randrange(20)}")
+                        f".{rng.randrange(patches)}")
 
 
 def _person(rng: random.Random) -> str:
     return f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}"
+
+
+def _person_with_initial(rng: random.Random) -> str:
+    initial = rng.choice(string.ascii_uppercase)
+    return f"{rng.choice(FIRST_NAMES)} {initial}. {rng.choice(LAST_NAMES)}"
 
 
 def _phone(rng: random.Random) -> str:
@@ -59,20 +73,29 @@ def _clock(rng: random.Random) -> str:
     return f"{rng.randrange(24):02d}:{rng.randrange(60):02d} UTC"
 
 
+def _clock_in_zone(rng: random.Random) -> str:
+    return f"{rng.randrange(24):02d}:{rng.randrange(60):02d} {rng.choice(TIME_ZONES)}"
+
+
 def _budget(rng: random.Random) -> str:
     return f"{rng.randrange(5, 400) * 100} USD"
+
+
+def _budget_to_the_dollar(rng: random.Random) -> str:
+    return f"{rng.randrange(500, 40000)} USD"
 
 
 def _port(rng: random.Random) -> str:
     return f"port {rng.randrange(1024, 65536)}"
 
 
-def _branch(rng: random.Random) -> str:
-    return f"release/{rng.choice(WORDS)}-{rng.randrange(1, 100)}"
+def _branch(highest: int) -> DrawValue:
+    return lambda rng: f"release/{rng.choice(WORDS)}-{rng.randrange(1, highest + 1)}"
 
 
-def _channel(rng: random.Random) -> str:
-    return f"#{rng.choice(WORDS)}-{rng.choice(WORDS)}-{rng.randrange(1, 10)}"
+def _channel(highest: int) -> DrawValue:
+    return lambda rng: (f"#{rng.choice(WORDS)}-{rng.choice(WORDS)}-"
+                        f"{rng.randrange(1, highest + 1)}")
 
 
 @dataclass(frozen=True)
@@ -86,6 +109,9 @@ class KeyTemplate:
     change: str  # a later change
     forget: str  # the deletion request: never the value itself
     draw: DrawValue
+    # A larger space of the same kind, drawn from once `draw`'s is used up (a deployment of
+    # many users with hundreds of facts each); small stories never reach it.
+    wider: DrawValue | None = None
 
 
 @dataclass(frozen=True)
@@ -121,19 +147,22 @@ DOMAINS: tuple[Domain, ...] = (
                     "Where do the {subject} machines live these days?",
                     "The {subject} service deploys to {value}.",
                     "We moved the {subject} service to {value}.",
-                    "Please forget where the {subject} service deploys.", _region),
+                    "Please forget where the {subject} service deploys.", _region,
+                    _zone(999)),
         KeyTemplate("runtime", "Which Node version does the {subject} service run on?",
                     "What does {subject} execute on now?",
                     "The {subject} service runs on {value}.",
                     "We upgraded the {subject} service to {value}.",
                     "Please forget which runtime the {subject} service uses.",
-                    _versioned("Node", (14, 25), 20)),
+                    _versioned("Node", (14, 25), 20),
+                    _versioned("Node", (14, 25), 20, 1000)),
         KeyTemplate("database", "Which Postgres version does the {subject} service use?",
                     "What is the store behind {subject} at?",
                     "The {subject} service uses {value}.",
                     "The {subject} service now uses {value}.",
                     "Please forget the database of the {subject} service.",
-                    _versioned("Postgres", (9, 17), 10)),
+                    _versioned("Postgres", (9, 17), 10),
+                    _versioned("Postgres", (9, 17), 10, 1000)),
         KeyTemplate("port", "Which port does the {subject} service listen on?",
                     "Where do I point curl for {subject}?",
                     "The {subject} service listens on {value}.",
@@ -145,12 +174,14 @@ DOMAINS: tuple[Domain, ...] = (
                     "Whom do I ask about {subject} decisions?",
                     "{value} owns the {subject} area.",
                     "{value} took over the {subject} area.",
-                    "Please forget who owns the {subject} area.", _person),
+                    "Please forget who owns the {subject} area.", _person,
+                    _person_with_initial),
         KeyTemplate("reviewer", "Who reviews pull requests for {subject}?",
                     "Whose approval do {subject} changes need?",
                     "{value} reviews pull requests for {subject}.",
                     "From now on {value} reviews pull requests for {subject}.",
-                    "Please forget the {subject} reviewer.", _person),
+                    "Please forget the {subject} reviewer.", _person,
+                    _person_with_initial),
     )),
     Domain("contacts", _CONTACTS, (
         KeyTemplate("phone", "What is the phone number of the {subject}?",
@@ -169,31 +200,36 @@ DOMAINS: tuple[Domain, ...] = (
                     "When should I be around for the {subject}?",
                     "The {subject} is at {value}.",
                     "The {subject} moved to {value}.",
-                    "Please forget when the {subject} happens.", _clock),
+                    "Please forget when the {subject} happens.", _clock,
+                    _clock_in_zone),
     )),
     Domain("tooling", _REPOS, (
         KeyTemplate("formatter", "Which ruff version does the {subject} repo pin?",
                     "What lints {subject} code?",
                     "The {subject} repo pins {value}.",
                     "The {subject} repo now pins {value}.",
-                    "Please forget the {subject} linter pin.", _versioned("ruff", (1, 9), 30)),
+                    "Please forget the {subject} linter pin.", _versioned("ruff", (1, 9), 30),
+                    _versioned("ruff", (1, 9), 30, 1000)),
         KeyTemplate("release_branch", "Which release branch does the {subject} repo ship from?",
                     "Where do {subject} hotfixes land before they go out?",
                     "The {subject} repo ships from {value}.",
                     "The {subject} repo switched to shipping from {value}.",
-                    "Please forget the {subject} release branch.", _branch),
+                    "Please forget the {subject} release branch.", _branch(99),
+                    _branch(999)),
         KeyTemplate("channel", "Which Slack channel gets the {subject} repo alerts?",
                     "Where do I watch for {subject} breakage?",
                     "The {subject} repo alerts go to {value}.",
                     "The {subject} repo alerts now go to {value}.",
-                    "Please forget where the {subject} alerts go.", _channel),
+                    "Please forget where the {subject} alerts go.", _channel(9),
+                    _channel(99)),
     )),
     Domain("budget", _ACCOUNTS, (
         KeyTemplate("monthly_budget", "What is the monthly budget for the {subject}?",
                     "How much may we spend on the {subject}?",
                     "The monthly budget for the {subject} is {value}.",
                     "The monthly budget for the {subject} is now {value}.",
-                    "Please forget the {subject} budget.", _budget),
+                    "Please forget the {subject} budget.", _budget,
+                    _budget_to_the_dollar),
     )),
 )
 

@@ -97,18 +97,24 @@ class _ValueDrawer:
         self._rng = rng
         self._taken: set[tuple[str, ...]] = set()
         self._parts: set[tuple[str, ...]] = set()  # every run of words of a taken value
+        self._widened: dict[str, int] = {}  # template name -> spaces used up
         for text in fixed_texts:
             self._parts |= _runs(tuple(tokens(text)), limit=6)
 
     def draw(self, template: KeyTemplate) -> str:
-        for _ in range(MAX_DRAWS):
-            value = template.draw(self._rng)
-            words = tuple(tokens(value))
-            if words in self._parts or _runs(words) & self._taken:
-                continue
-            self._taken.add(words)
-            self._parts |= _runs(words)
-            return value
+        """A fresh value of the template's kind: from its space, or from its wider space
+        once MAX_DRAWS draws in a row found none (and from then on, for that template)."""
+        spaces = [template.draw] if template.wider is None else [template.draw, template.wider]
+        for space in spaces[self._widened.get(template.name, 0):]:
+            for _ in range(MAX_DRAWS):
+                value = space(self._rng)
+                words = tuple(tokens(value))
+                if words in self._parts or _runs(words) & self._taken:
+                    continue
+                self._taken.add(words)
+                self._parts |= _runs(words)
+                return value
+            self._widened[template.name] = self._widened.get(template.name, 0) + 1
         raise GenerateError(f"ran out of distinct {template.name} values: lower "
                             "generate.facts, generate.users or generate.changes")
 

@@ -51,27 +51,32 @@ class ValueFinder:
     `has` runs one regex per value; a deployment of many users holds thousands of values
     and every filler window and injected line is checked against all of them. A value
     occurs in a text exactly when its word tokens occur there consecutively (what `has`'s
-    pattern matches), so the text is tokenized once and each token is looked up by the
-    first word of the values.
+    pattern matches), so the text is tokenized once and, at each word, the runs of words
+    starting there are looked up, one per length some value starting with that word has
+    (not one per value: thousands of values may start with "Node").
     """
 
     def __init__(self, values) -> None:
-        self._by_first: dict[str, list[tuple[tuple[str, ...], int]]] = {}
         self.values: tuple[str, ...] = tuple(values)
+        self._numbers: dict[tuple[str, ...], list[int]] = {}  # words -> values with them
+        lengths: dict[str, set[int]] = {}
         for number, value in enumerate(self.values):
             words = tuple(tokens(value))
             if not words:
                 raise ValueError(f"value {value!r} has no letters or digits to match")
-            self._by_first.setdefault(words[0], []).append((words, number))
+            self._numbers.setdefault(words, []).append(number)
+            lengths.setdefault(words[0], set()).add(len(words))
+        self._lengths = {first: sorted(found) for first, found in lengths.items()}
 
     def found(self, text: str) -> set[int]:
         """Positions in `values` of every value the text holds."""
         words = tokens(text)
         hits: set[int] = set()
         for i, word in enumerate(words):
-            for value_words, number in self._by_first.get(word, ()):
-                if tuple(words[i:i + len(value_words)]) == value_words:
-                    hits.add(number)
+            for length in self._lengths.get(word, ()):
+                numbers = self._numbers.get(tuple(words[i:i + length]))
+                if numbers is not None:
+                    hits.update(numbers)
         return hits
 
     def holds_any(self, text: str) -> bool:

@@ -16,8 +16,11 @@ in the lines the policies inject, not in lines times values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from membench.extraction.extractors import FactRecord
 from membench.memory.policies import Policy
@@ -33,9 +36,10 @@ NAMESPACED, SHARED = "namespaced", "shared"
 MODES = (NAMESPACED, SHARED)
 
 Extractor = Callable[[Scenario], list[FactRecord]]
+Vectors = Mapping[str, np.ndarray]  # text SHA-256 -> embedding
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # millions of rows at scale
 class UserOutcomeRow:
     mode: str
     policy: str
@@ -80,6 +84,19 @@ class _StoreLinesMemory(Memory):
             self._line_tuples[store] = tuple(super().lines(store))
         return self._line_tuples[store]
 
+    def store_lines(self) -> tuple[tuple[str, ...], ...]:
+        """Every store's lines asked for so far today, longest first."""
+        return tuple(sorted(self._line_tuples.values(), key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class _Held:
+    """What one injection holds: its values, and who owns them, grouped for the leak test."""
+
+    values: frozenset[str]
+    sole_owners: dict[str, set[str]]  # key -> users owning alone a held value of it
+    shared: tuple[str, ...]  # held values several (user, key) pairs own
+
 
 class LeakClassifier:
     """Finds every user's values in injected lines and classifies a probe by them."""
@@ -93,39 +110,72 @@ class LeakClassifier:
         self._finder = ValueFinder(sorted(owners))
         self._owners = owners
         self._facts = {(user, f.key): f for user, facts in facts_by_user.items() for f in facts}
+        self._own = {pair: frozenset(f.values()) for pair, f in self._facts.items()}
         self._per_line: dict[str, frozenset[str]] = {}
-        self._per_injection: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
+        self._per_injection: dict[int, tuple[tuple[str, ...], _Held]] = {}
 
     def values_in(self, lines: tuple[str, ...]) -> frozenset[str]:
         """Every known value some line holds (whole words, as the outcome rules match)."""
+        return self._scan(lines).values
+
+    def _store(self, lines: tuple[str, ...]) -> _Held:
+        """A whole store's lines, the same tuple for every probe of a day: scanned once."""
         held = self._per_injection.get(id(lines))
-        if held is not None and held[0] is lines:
-            return held[1]
+        if held is None or held[0] is not lines:
+            held = (lines, self._scan(lines))
+            self._per_injection[id(lines)] = held  # holds the tuple: ids stay unique
+        return held[1]
+
+    def _scan(self, lines: Sequence[str]) -> _Held:
         found: set[str] = set()
         for line in lines:
             if line not in self._per_line:
                 values = self._finder.values
                 self._per_line[line] = frozenset(values[i] for i in self._finder.found(line))
             found |= self._per_line[line]
-        result = frozenset(found)
-        self._per_injection[id(lines)] = (lines, result)  # holds the tuple: ids stay unique
-        return result
+        sole: dict[str, set[str]] = {}
+        shared = []
+        for value in found:
+            owners = self._owners[value]
+            if len(owners) == 1:
+                (owner, key), = owners
+                sole.setdefault(key, set()).add(owner)
+            else:
+                shared.append(value)
+        return _Held(frozenset(found), sole, tuple(shared))
 
-    def classify(self, user: str, key: str, day: int, lines: tuple[str, ...]
-                 ) -> tuple[str, bool]:
+    def _parts(self, lines: tuple[str, ...], stores: Sequence[tuple[str, ...]]
+               ) -> list[_Held]:
+        """The injection as a whole store (scanned once a day) and the lines after it, when
+        it starts with one (a profile, then retrieved lines); else its lines."""
+        for store in stores:
+            if lines is store or (len(store) <= len(lines) and lines[:len(store)] == store):
+                return [self._store(store), self._scan(lines[len(store):])]
+        return [self._scan(lines)]
+
+    def classify(self, user: str, key: str, day: int, lines: tuple[str, ...],
+                 stores: Sequence[tuple[str, ...]] = ()) -> tuple[str, bool]:
+        """stores: the day's whole stores as tuples of lines, which injections may start
+        with (each is scanned once, not once per probe)."""
         fact = self._facts[(user, key)]
-        held = self.values_in(lines)
-        own = set(fact.values())
-        leak = any(owner != user and owner_key == key
-                   for value in held - own for owner, owner_key in self._owners[value])
-        return outcome_by(fact, day, held.__contains__).value, leak
+        parts = self._parts(lines, stores)
+        own = self._own[(user, key)]
+        # Another user's value for this key: one only they own, or one owned by several
+        # that is not this user's own.
+        owners = set().union(*(part.sole_owners.get(key, ()) for part in parts))
+        leak = len(owners) > (user in owners) or any(
+            owner != user and owner_key == key
+            for part in parts for value in part.shared if value not in own
+            for owner, owner_key in self._owners[value])
+        held = (lambda value: any(value in part.values for part in parts))
+        return outcome_by(fact, day, held).value, leak
 
     def forget_injections(self) -> None:
         """Drops the per-injection memo (call when the day's memories are dropped)."""
         self._per_injection.clear()
 
 
-def _probe_user(mode: str, memory: Memory, user: UserScenario, day: int,
+def _probe_user(mode: str, memory: _StoreLinesMemory, user: UserScenario, day: int,
                 policies: Sequence[Policy], classifier: LeakClassifier) -> list[UserOutcomeRow]:
     rows = []
     probes = [p for p in user.scenario.probes if p.day == day]
@@ -135,7 +185,8 @@ def _probe_user(mode: str, memory: Memory, user: UserScenario, day: int,
             fact = facts[probe.fact_key]
             injection = policy.inject(memory, addressed(user.name, probe.question))
             lines = tuple(injection.lines)
-            result, leak = classifier.classify(user.name, fact.key, day, lines)
+            result, leak = classifier.classify(user.name, fact.key, day, lines,
+                                               memory.store_lines())
             rows.append(UserOutcomeRow(
                 mode, policy.id, user.name, probe.form.value, day, fact.key,
                 sum(v.day <= day for v in fact.versions) - 1,
@@ -145,45 +196,127 @@ def _probe_user(mode: str, memory: Memory, user: UserScenario, day: int,
 
 
 def run_deployment(deployment: Deployment, policies: Sequence[Policy],
-                   progress: Progress | None = None) -> list[UserOutcomeRow]:
-    """Both modes at every probe day; each user's and the shared stores built once a day."""
+                   progress: Progress | None = None, vectors: Vectors | None = None
+                   ) -> list[UserOutcomeRow]:
+    """Both modes at every probe day; rows by day, then namespaced users, then shared.
+    vectors (text SHA-256 -> embedding) for dense policies: see deployment_texts."""
     classifier = LeakClassifier({u.name: u.scenario.facts for u in deployment.users})
+    namespaced = run_namespaced(deployment, policies, classifier, progress, vectors)
+    shared = run_shared(deployment, policies, classifier, progress, vectors)
     rows: list[UserOutcomeRow] = []
     for day in deployment.users[0].scenario.probe_days:
-        if progress:
-            progress(f"day {day}: {len(policies)} policies x {len(deployment.users)} users, "
-                     f"{len(MODES)} modes")
-        for user, records in zip(deployment.users, deployment.records, strict=True):
-            memory = _StoreLinesMemory(user.scenario, records, day, IndexCache())
-            rows += _probe_user(NAMESPACED, memory, user, day, policies, classifier)
+        for position in range(len(deployment.users)):
+            rows += namespaced.pop((day, position))
+        rows += shared.pop(day)
+    return rows
+
+
+def run_namespaced(deployment: Deployment, policies: Sequence[Policy],
+                   classifier: LeakClassifier, progress: Progress | None = None,
+                   vectors: Vectors | None = None
+                   ) -> dict[tuple[int, int], list[UserOutcomeRow]]:
+    """(day, user position) -> rows. Each user's stores are replayed over the probe days
+    with one IndexCache (documents only arrive, so each is tokenized once)."""
+    days = deployment.users[0].scenario.probe_days
+    rows: dict[tuple[int, int], list[UserOutcomeRow]] = {}
+    for position, (user, records) in enumerate(zip(deployment.users, deployment.records,
+                                                   strict=True)):
+        if progress and position % max(1, len(deployment.users) // 10) == 0:
+            progress(f"namespaced: user {position + 1} of {len(deployment.users)}, "
+                     f"{len(policies)} policies, days {list(days)}")
+        indexes = IndexCache(vectors=vectors)
+        for day in days:
+            memory = _StoreLinesMemory(user.scenario, records, day, indexes)
+            rows[(day, position)] = _probe_user(NAMESPACED, memory, user, day, policies,
+                                                classifier)
             classifier.forget_injections()
-        shared = _StoreLinesMemory(deployment.shared, deployment.shared_records, day,
-                                   IndexCache())
-        for user in deployment.users:
-            rows += _probe_user(SHARED, shared, user, day, policies, classifier)
+    return rows
+
+
+def run_shared(deployment: Deployment, policies: Sequence[Policy],
+               classifier: LeakClassifier, progress: Progress | None = None,
+               vectors: Vectors | None = None) -> dict[int, list[UserOutcomeRow]]:
+    """day -> rows (users in order): one set of stores for everyone, built once a day."""
+    rows: dict[int, list[UserOutcomeRow]] = {}
+    indexes = IndexCache(vectors=vectors)
+    for day in deployment.users[0].scenario.probe_days:
+        if progress:
+            progress(f"shared: day {day}, {len(policies)} policies x "
+                     f"{len(deployment.users)} users")
+        shared = _StoreLinesMemory(deployment.shared, deployment.shared_records, day, indexes)
+        rows[day] = [row for user in deployment.users
+                     for row in _probe_user(SHARED, shared, user, day, policies, classifier)]
         classifier.forget_injections()
     return rows
+
+
+def deployment_texts(deployment: Deployment, stores: Sequence[str]) -> list[str]:
+    """Every text a dense policy can see in either mode (each user's stores and the shared
+    ones on every probe day) and every probe question as its user asks it; each once."""
+    texts: dict[str, None] = {}
+    days = deployment.users[0].scenario.probe_days
+    scenarios = [(u.scenario, r) for u, r in zip(deployment.users, deployment.records,
+                                                strict=True)]
+    for scenario, records in scenarios + [(deployment.shared, deployment.shared_records)]:
+        for day in days:
+            memory = Memory(scenario, records, day, IndexCache())
+            for store in stores:
+                texts.update(dict.fromkeys(memory.lines(store)))
+    for user in deployment.users:
+        texts.update(dict.fromkeys(addressed(user.name, p.question)
+                                   for p in user.scenario.probes))
+    return list(texts)
 
 
 LIVE = ("current", "conflict", "stale", "missing")
 
 
-def user_counts(rows: Sequence[UserOutcomeRow]) -> dict:
+# (mode, policy, outcome, cross-user leak, deleted, changes) -> probes
+Tally = Mapping[tuple[str, str, str, bool, bool, int], int]
+
+
+def tally(rows: Iterable[UserOutcomeRow]) -> Counter:
+    return Counter((r.mode, r.policy, r.outcome, r.cross_user_leak, r.deleted, r.changes)
+                   for r in rows)
+
+
+def counts_of(tallied: Tally) -> dict:
     """The multi-user metrics: per mode and policy, outcome counts and cross-user leaks; and
     per mode, policy and number of changes, the live probes' conflicts and stale hits."""
     modes: dict = {}
     by_changes: dict = {}
-    for r in rows:
-        entry = modes.setdefault(r.mode, {}).setdefault(r.policy, {
+    for (mode, policy, outcome, leak, deleted, changes), probes in tallied.items():
+        entry = modes.setdefault(mode, {}).setdefault(policy, {
             "probes": 0, "cross_user_leak": 0, "current": 0, "conflict": 0, "stale": 0,
             "missing": 0, "leaked": 0, "clean": 0})
-        entry["probes"] += 1
-        entry["cross_user_leak"] += r.cross_user_leak
-        entry[r.outcome] += 1
-        if not r.deleted:
-            growth = by_changes.setdefault(r.mode, {}).setdefault(r.policy, {}).setdefault(
-                str(r.changes), {"probes": 0, "conflict": 0, "stale": 0})
-            growth["probes"] += 1
-            if r.outcome in ("conflict", "stale"):
-                growth[r.outcome] += 1
+        entry["probes"] += probes
+        entry["cross_user_leak"] += probes * leak
+        entry[outcome] += probes
+        if not deleted:
+            growth = by_changes.setdefault(mode, {}).setdefault(policy, {}).setdefault(
+                str(changes), {"probes": 0, "conflict": 0, "stale": 0})
+            growth["probes"] += probes
+            if outcome in ("conflict", "stale"):
+                growth[outcome] += probes
     return {"modes": modes, "by_changes": by_changes}
+
+
+def user_counts(rows: Sequence[UserOutcomeRow]) -> dict:
+    return counts_of(tally(rows))
+
+
+@dataclass(frozen=True)
+class UserOutcomeSummary:
+    """What the report reads of a multi-user run (its rows may be millions)."""
+
+    counts: dict  # counts_of
+    users: int
+    policies: frozenset[str]
+
+
+def summarize(rows: Sequence[UserOutcomeRow]) -> UserOutcomeSummary | None:
+    """None for a single-user run (no rows)."""
+    if not rows:
+        return None
+    return UserOutcomeSummary(user_counts(rows), len({r.user for r in rows}),
+                              frozenset(r.policy for r in rows))
