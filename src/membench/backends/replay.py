@@ -84,13 +84,14 @@ class Replay:
 
     def __init__(self, name: str, backend_class: type[StoreBackend], scenario: Scenario,
                  records: Sequence[FactRecord], stores: Sequence[str], embed: Embed,
-                 workdir: Path, files: Files, remedy: str = NO_REMEDY) -> None:
+                 workdir: Path, files: Files, remedy: str = NO_REMEDY,
+                 cache: ScanCache | None = None) -> None:
         self.name, self.scenario, self.records = name, scenario, records
         self.embed, self.files, self.remedy = embed, files, remedy
         self.day = 0
         self.at_rest: list[AtRestRow] = []
         self.rankings: dict[tuple, RankingRow] = {}
-        self.cache = ScanCache()
+        self.cache = cache or ScanCache()
         self.stores: dict[str, _StoreReplay] = {}
         try:
             for store in stores:
@@ -156,13 +157,15 @@ class BackendMemory(Memory):
 
     def search(self, store, retriever, question, k):
         found = super().search(store, retriever, question, k)
-        if store in self.replay.stores:
+        key = (self.replay.name, store, retriever, self.day, question, k)
+        if store in self.replay.stores and key not in self.replay.rankings:
+            # the first search of a question on a day is recorded; a later policy's same
+            # search on the same day would read the same rows again
             native = native_search(self.replay.stores[store].backend, retriever, question, k)
             if native is not None:
-                key = (self.replay.name, store, retriever, self.day, question, k)
-                self.replay.rankings.setdefault(key, RankingRow(
+                self.replay.rankings[key] = RankingRow(
                     self.replay.name, store, retriever, self.day, question, k,
-                    tuple(d.source for d in found), tuple(native)))
+                    tuple(d.source for d in found), tuple(native))
         return found
 
 
@@ -209,10 +212,12 @@ def _rewritten(before: dict[str, bytes], after: dict[str, bytes]) -> int:
 def run_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario,
                 records: Sequence[FactRecord], policies: Sequence[Policy],
                 stores: Sequence[str], embed: Embed, vectors: IndexCache, workdir: Path,
-                files: Files) -> BackendRun:
+                files: Files, cache: ScanCache | None = None) -> BackendRun:
     """The policies on the backend (no remedy, scanned on every audit day), then each
     remedy on a fresh replay of every store the replay deleted from, scanned after it."""
-    replay = Replay(name, backend_class, scenario, records, stores, embed, workdir, files)
+    cache = cache or ScanCache()
+    replay = Replay(name, backend_class, scenario, records, stores, embed, workdir, files,
+                    cache=cache)
     try:
         result = run_bench(scenario, records, policies, _no_tokens, vectors,
                            memories=replay.memory)
@@ -226,7 +231,7 @@ def run_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario
     for remedy in backend_class.remedies:
         for store in deleting:
             cured = Replay(name, backend_class, scenario, records, [store], embed, workdir,
-                           files, remedy)
+                           files, remedy, cache)
             try:
                 cured.advance_to(scenario.sessions)
                 backend = cured.stores[store].backend
