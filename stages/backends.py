@@ -98,9 +98,11 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
 
     with tempfile.TemporaryDirectory(prefix="membench-backends-") as workdir:
         # Backends are independent: two at a time overlap one's waits (a server's round
-        # trips, initdb, the disk) with the other's work; results are taken in order.
+        # trips, the disk) with the other's work. The last registered (servers, LanceDB)
+        # take longest: started first, the short ones fill in. Results are taken in order.
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            runs = list(pool.map(lambda name: run(name, Path(workdir)), names))
+            started = {name: pool.submit(run, name, Path(workdir)) for name in reversed(names)}
+            runs = [started[name].result() for name in names]
     for name, backend_run in zip(names, runs, strict=True):
         parity_out += parity_rows(name, backend_run.result.outcomes, in_memory)
         rankings_out += backend_run.rankings

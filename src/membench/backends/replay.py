@@ -112,17 +112,8 @@ class Replay:
                 self.scan(self.day)
 
     def scan(self, day: int) -> None:
-        deleted = [f for f in self.scenario.facts
-                   if f.deleted_at is not None and f.deleted_at <= day]
-        if not deleted:
-            return
         for store, replay in self.stores.items():
-            backend = replay.backend
-            backend.settle()
-            wanted = needles(deleted, replay.seen, self.embed)
-            found = scan_backend(backend, self.files(backend.files_root()), wanted,
-                                 backend.documents(), self.embed, self.cache)
-            self.at_rest += at_rest_rows(self.name, store, self.remedy, day, found)
+            self.at_rest += audit_store(self, store, replay.backend, self.remedy, day)
 
     def memory(self, day: int, indexes: IndexCache) -> Memory:
         self.advance_to(day, audit_days(self.scenario))
@@ -209,44 +200,115 @@ def _rewritten(before: dict[str, bytes], after: dict[str, bytes]) -> int:
     return total
 
 
+def audit_store(replay: Replay, store: str, backend: StoreBackend, remedy: str,
+                day: int) -> list[AtRestRow]:
+    """The at-rest rows of one store's backend (the replay's, or a fork of it) on a day:
+    its files scanned for every fact deleted by then."""
+    deleted = [f for f in replay.scenario.facts
+               if f.deleted_at is not None and f.deleted_at <= day]
+    if not deleted:
+        return []
+    backend.settle()
+    wanted = needles(deleted, replay.stores[store].seen, replay.embed)
+    found = scan_backend(backend, replay.files(backend.files_root()), wanted,
+                         backend.documents(), replay.embed, replay.cache)
+    return at_rest_rows(replay.name, store, remedy, day, found)
+
+
+def _cure(replay: Replay, store: str, backend: StoreBackend, remedy: str
+          ) -> tuple[list[AtRestRow], CostRow]:
+    """The remedy on the store's backend at the last day, its cost, the scan after it."""
+    backend.settle()
+    before = dict(replay.files(backend.files_root()))
+    start = time.perf_counter()
+    backend.apply_remedy()
+    backend.settle()
+    seconds = time.perf_counter() - start
+    after = dict(replay.files(backend.files_root()))
+    rows = audit_store(replay, store, backend, remedy, replay.scenario.sessions)
+    return rows, CostRow(replay.name, store, remedy, seconds, sum(map(len, before.values())),
+                         sum(map(len, after.values())), _rewritten(before, after))
+
+
+def _forked(replay: Replay, store: str, base: StoreBackend, remedies: Sequence[str],
+            workdir: Path) -> dict[str, tuple[list[AtRestRow], CostRow]]:
+    """Each remedy on its own copy of the base's files (the base stays as it was)."""
+    cured = {}
+    for remedy in remedies:
+        directory = Path(tempfile.mkdtemp(prefix=f"{replay.name}-{store}-", dir=workdir))
+        fork = base.fork(directory, remedy)
+        try:
+            cured[remedy] = _cure(replay, store, fork, remedy)
+        finally:
+            fork.close()
+    return cured
+
+
+def _remedied(name: str, backend_class: type[StoreBackend], audited: Replay, store: str,
+              workdir: Path) -> dict[str, tuple[list[AtRestRow], CostRow]]:
+    """Every remedy of the backend on the store, each as on a fresh replay of it.
+
+    A backend that forks starts its remedies from copies of one replay per opening: the
+    audited replay itself when reads write nothing (its end is a fresh replay's end),
+    else a replay without reads. Otherwise each remedy has its own replay, cured in place."""
+    args = (name, backend_class, audited.scenario, audited.records, [store], audited.embed,
+            workdir, audited.files)
+    last = audited.scenario.sessions
+    cured: dict[str, tuple[list[AtRestRow], CostRow]] = {}
+    if not backend_class.forks:
+        for remedy in backend_class.remedies:
+            fresh = Replay(*args, remedy, audited.cache)
+            try:
+                fresh.advance_to(last)
+                cured[remedy] = _cure(fresh, store, fresh.stores[store].backend, remedy)
+            finally:
+                fresh.close()
+        return cured
+    groups: dict[object, list[str]] = {}
+    for remedy in backend_class.remedies:
+        groups.setdefault(backend_class.opening(remedy), []).append(remedy)
+    for opening, remedies in groups.items():
+        if not backend_class.reads_write and opening == backend_class.opening(NO_REMEDY):
+            cured |= _forked(audited, store, audited.stores[store].backend, remedies,
+                             workdir)
+            continue
+        base = Replay(*args, remedies[0], audited.cache)
+        try:
+            base.advance_to(last)
+            cured |= _forked(base, store, base.stores[store].backend, remedies, workdir)
+        finally:
+            base.close()
+    return cured
+
+
 def run_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario,
                 records: Sequence[FactRecord], policies: Sequence[Policy],
                 stores: Sequence[str], embed: Embed, vectors: IndexCache, workdir: Path,
                 files: Files, cache: ScanCache | None = None) -> BackendRun:
     """The policies on the backend (no remedy, scanned on every audit day), then each
-    remedy on a fresh replay of every store the replay deleted from, scanned after it."""
+    remedy, as on a fresh replay of every store the replay deleted from, scanned after it."""
     cache = cache or ScanCache()
     replay = Replay(name, backend_class, scenario, records, stores, embed, workdir, files,
                     cache=cache)
+    cured: dict[str, dict[str, tuple[list[AtRestRow], CostRow]]] = {}
     try:
         result = run_bench(scenario, records, policies, _no_tokens, vectors,
                            memories=replay.memory)
         replay.advance_to(scenario.sessions, audit_days(scenario))
         at_rest = list(replay.at_rest)
         deleting = [store for store, r in replay.stores.items() if r.deleted]
+        if backend_class.forks and not backend_class.reads_write:  # forks of this replay
+            cured = {store: _remedied(name, backend_class, replay, store, workdir)
+                     for store in deleting}
     finally:
         replay.close()
-    rankings = tuple(replay.rankings.values())
+    for store in deleting:
+        if store not in cured:
+            cured[store] = _remedied(name, backend_class, replay, store, workdir)
     costs: list[CostRow] = []
     for remedy in backend_class.remedies:
         for store in deleting:
-            cured = Replay(name, backend_class, scenario, records, [store], embed, workdir,
-                           files, remedy, cache)
-            try:
-                cured.advance_to(scenario.sessions)
-                backend = cured.stores[store].backend
-                backend.settle()
-                before = dict(files(backend.files_root()))
-                start = time.perf_counter()
-                backend.apply_remedy()
-                backend.settle()
-                seconds = time.perf_counter() - start
-                after = dict(files(backend.files_root()))
-                cured.scan(scenario.sessions)
-                at_rest += cured.at_rest
-                costs.append(CostRow(name, store, remedy, seconds,
-                                     sum(map(len, before.values())),
-                                     sum(map(len, after.values())), _rewritten(before, after)))
-            finally:
-                cured.close()
-    return BackendRun(result, rankings, tuple(at_rest), tuple(costs))
+            rows, cost = cured[store][remedy]
+            at_rest += rows
+            costs.append(cost)
+    return BackendRun(result, tuple(replay.rankings.values()), tuple(at_rest), tuple(costs))

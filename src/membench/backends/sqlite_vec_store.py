@@ -17,12 +17,14 @@ class SqliteVecBackend(SqliteBackend):
     semantic = "vec0 KNN (float32 cosine distance)"
     extensions = True
 
-    def _create(self) -> None:
+    def _load(self) -> None:
         import sqlite_vec  # the `stores` extra
 
         self.connection.enable_load_extension(True)
         sqlite_vec.load(self.connection)
         self.connection.enable_load_extension(False)
+
+    def _create(self) -> None:
         dims = self.embed.dims
         self.connection.executescript(
             "CREATE TABLE docs(key INTEGER PRIMARY KEY, text TEXT NOT NULL, vector BLOB);"
