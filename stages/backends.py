@@ -19,7 +19,7 @@ from membench.backends.base import BackendUnavailableError, Embed
 from membench.backends.catalog import BACKENDS
 from membench.backends.parity import parity_rows
 from membench.backends.at_rest import ScanCache
-from membench.backends.replay import BackendRun, run_backend
+from membench.backends.replay import BackendRun, run_backend, scenario_ends
 from membench.backends.summary import summary
 from membench.commands.common import (
     PARAMS_FILE,
@@ -35,11 +35,10 @@ from membench.commands.common import (
     read_scenario,
 )
 from membench.io.at_rest import backend_files
-from membench.io.backend_tables import (
-    at_rest_table, outcomes_from_table, parity_table, rankings_table)
+from membench.io.backend_tables import at_rest_table, parity_table, rankings_table
 from membench.io.embedding_files import vectors_from_table
 from membench.io.outputs import staged_outputs
-from membench.io.tables import records_from_table
+from membench.io.tables import outcomes_from_table, records_from_table
 from membench.memory.policies import build_policies
 from membench.memory.stores import STORES
 from membench.params import ParamsError
@@ -109,7 +108,8 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
         at_rest_out += backend_run.at_rest
         costs_out += [asdict(c) for c in backend_run.costs]
     tables = summary({n: BACKENDS[n] for n in names}, stores, [pol.id for pol in policies],
-                     parity_out, rankings_out, at_rest_out, built.sessions)
+                     parity_out, rankings_out, at_rest_out, built.sessions,
+                     scenario_ends(built))
     with staged_outputs() as outputs:
         outputs.parquet(parity, parity_table(parity_out))
         outputs.parquet(rankings, rankings_table(rankings_out))

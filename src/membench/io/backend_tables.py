@@ -10,8 +10,7 @@ import pyarrow as pa
 from membench.backends.at_rest import AtRestRow
 from membench.backends.parity import ParityRow
 from membench.backends.replay import RankingRow
-from membench.io.tables import OUTCOMES_SCHEMA, _rows, _table
-from membench.scoring.bench import OutcomeRow
+from membench.io.tables import _rows, _table
 
 
 def _list(item: pa.DataType) -> pa.DataType:
@@ -73,10 +72,3 @@ def at_rest_table(rows: Sequence[AtRestRow]) -> pa.Table:
 def at_rest_from_table(table: pa.Table) -> list[AtRestRow]:
     return [AtRestRow(**{**row, "places": tuple(row["places"]), "files": tuple(row["files"])})
             for row in _rows(table, BACKEND_AT_REST_SCHEMA, "backend at-rest table")]
-
-
-def outcomes_from_table(table: pa.Table) -> list[OutcomeRow]:
-    """The policies stage's outcomes (the in-memory side of the parity check)."""
-    return [OutcomeRow(**{**r, "retrieved": None if r["retrieved"] is None
-                          else tuple(r["retrieved"])})
-            for r in _rows(table, OUTCOMES_SCHEMA, "outcomes")]
