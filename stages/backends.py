@@ -97,11 +97,17 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
 
     with tempfile.TemporaryDirectory(prefix="membench-backends-") as workdir:
         # Backends are independent: two at a time overlap one's waits (a server's round
-        # trips, the disk) with the other's work. The last registered (servers, LanceDB)
-        # take longest: started first, the short ones fill in. Results are taken in order.
+        # trips, the disk) with the other's work. Started from the end of the list (the
+        # default one ends with the longest: LanceDB and the servers), so the short ones
+        # fill in; results are taken in the list's order.
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             started = {name: pool.submit(run, name, Path(workdir)) for name in reversed(names)}
-            runs = [started[name].result() for name in names]
+            try:
+                runs = [started[name].result() for name in names]
+            except BaseException:
+                for future in started.values():
+                    future.cancel()  # those not started yet; the running ones finish
+                raise
     for name, backend_run in zip(names, runs, strict=True):
         parity_out += parity_rows(name, backend_run.result.outcomes, in_memory)
         rankings_out += backend_run.rankings
