@@ -35,10 +35,11 @@ from membench.commands.common import (
     read_scenario,
 )
 from membench.io.at_rest import backend_files
-from membench.io.backend_tables import at_rest_table, parity_table, rankings_table
+from membench.io.backend_tables import (
+    at_rest_table, outcomes_from_table, parity_table, rankings_table)
 from membench.io.embedding_files import vectors_from_table
 from membench.io.outputs import staged_outputs
-from membench.io.tables import outcomes_from_table, records_from_table
+from membench.io.tables import records_from_table
 from membench.memory.policies import build_policies
 from membench.memory.stores import STORES
 from membench.params import ParamsError

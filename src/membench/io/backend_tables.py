@@ -10,7 +10,8 @@ import pyarrow as pa
 from membench.backends.at_rest import AtRestRow
 from membench.backends.parity import ParityRow
 from membench.backends.replay import RankingRow
-from membench.io.tables import _rows, _table
+from membench.io.tables import _rows, _table, result_from_tables, stored_table
+from membench.scoring.bench import OutcomeRow
 
 
 def _list(item: pa.DataType) -> pa.DataType:
@@ -72,3 +73,9 @@ def at_rest_table(rows: Sequence[AtRestRow]) -> pa.Table:
 def at_rest_from_table(table: pa.Table) -> list[AtRestRow]:
     return [AtRestRow(**{**row, "places": tuple(row["places"]), "files": tuple(row["files"])})
             for row in _rows(table, BACKEND_AT_REST_SCHEMA, "backend at-rest table")]
+
+
+def outcomes_from_table(table: pa.Table) -> tuple[OutcomeRow, ...]:
+    """The policies stage's outcomes of either format (the in-memory side of the parity
+    check): its own reader, without the stored-tokens table."""
+    return result_from_tables(table, stored_table([])).outcomes

@@ -249,19 +249,14 @@ def stored_table(rows: Sequence[StoredRow]) -> pa.Table:
     return _table(STORED_SCHEMA, [vars(r) for r in rows])
 
 
-def outcomes_from_table(outcomes: pa.Table) -> tuple[OutcomeRow, ...]:
-    """Either format's outcomes (format 2's have probe ids, tags and evidence columns)."""
+def result_from_tables(outcomes: pa.Table, stored: pa.Table) -> BenchResult:
     format2 = "probe_id" in outcomes.schema.names
     schema = OUTCOMES_FORMAT2_SCHEMA if format2 else OUTCOMES_SCHEMA
-    return tuple(OutcomeRow(**{**r, "retrieved": tuple(r["retrieved"])
-                               if r["retrieved"] is not None else None,
-                               **({"tags": given.tags_from_cell(r["tags"])} if format2 else {})})
-                 for r in _rows(outcomes, schema, "outcomes"))
-
-
-def result_from_tables(outcomes: pa.Table, stored: pa.Table) -> BenchResult:
     return BenchResult(
-        outcomes_from_table(outcomes),
+        tuple(OutcomeRow(**{**r, "retrieved": tuple(r["retrieved"])
+                            if r["retrieved"] is not None else None,
+                            **({"tags": given.tags_from_cell(r["tags"])} if format2 else {})})
+              for r in _rows(outcomes, schema, "outcomes")),
         tuple(StoredRow(**r) for r in _rows(stored, STORED_SCHEMA, "stored")),
     )
 
