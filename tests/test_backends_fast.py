@@ -126,6 +126,21 @@ def test_lancedb_reads_and_searches_write_nothing(tmp_path):
     assert tree_bytes(backend.files_root()) == before
 
 
+@pytest.mark.parametrize("name", list(BACKENDS))
+def test_an_empty_store_lists_and_finds_nothing(name, tmp_path):
+    """A joined benchmark's next scenario starts on empty databases (and a scenario may
+    state no fact at all): every search on them answers with nothing."""
+    backend = _open(name, tmp_path / name)
+    try:
+        assert backend.documents() == []
+        if backend.semantic is not None:
+            assert backend.vector_search("what is my phone number", 3) == []
+        if backend.lexical is not None:
+            assert backend.lexical_search("what is my phone number", 3) == []
+    finally:
+        backend.close()
+
+
 @pytest.mark.parametrize("zeros", [0, 1, 4000])
 def test_the_zero_tail_skip_finds_a_needle_that_ends_in_zeros_at_the_edge(zeros):
     needle = Needle("k", "value", b"\x07" + b"\0" * 10)  # its own zeros run into the tail

@@ -99,9 +99,14 @@ class SqliteBackend(StoreBackend):
             "ORDER BY bm25(docs_fts), rowid LIMIT ?", (query, k))]
 
     def stored_vectors(self) -> tuple[list[int], np.ndarray]:
-        rows = self.connection.execute("SELECT key, vector FROM docs ORDER BY key").fetchall()
+        return self._keyed_vectors("SELECT key, vector FROM docs ORDER BY key")
+
+    def _keyed_vectors(self, query: str) -> tuple[list[int], np.ndarray]:
+        """(keys, vectors) of (key, float32 BLOB) rows; none in an empty store."""
+        rows = self.connection.execute(query).fetchall()
+        vectors = [np.frombuffer(blob, dtype="<f4") for _, blob in rows]
         return ([key for key, _ in rows],
-                np.stack([np.frombuffer(blob, dtype="<f4") for _, blob in rows]))
+                np.stack(vectors) if vectors else np.zeros((0, self.embed.dims), "<f4"))
 
     def vector_search(self, question, k):
         """Exact: the BLOBs read back and ranked by membench's integer cosine."""

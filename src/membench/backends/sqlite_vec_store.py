@@ -53,10 +53,7 @@ class SqliteVecBackend(SqliteBackend):
             self.connection.execute("DELETE FROM vec WHERE rowid = ?", (key,))
 
     def stored_vectors(self):
-        rows = self.connection.execute(
-            "SELECT rowid, embedding FROM vec ORDER BY rowid").fetchall()
-        return ([key for key, _ in rows],
-                np.stack([np.frombuffer(blob, dtype="<f4") for _, blob in rows]))
+        return self._keyed_vectors("SELECT rowid, embedding FROM vec ORDER BY rowid")
 
     def vector_search(self, question, k):
         query = np.asarray(self.embed(question), dtype="<f4").tobytes()
