@@ -15,13 +15,16 @@ import pytest
 from membench.backends.at_rest import ScanCache
 from membench.backends.base import NO_REMEDY, BackendUnavailableError
 from membench.backends.catalog import BACKENDS
+from membench.backends.parity import parity_rows
 from membench.backends.replay import run_backend
 from membench.backends.scanner import VECTOR_PIECE, Needle, scan, value_needles
+from membench.backends.summary import summary
 from membench.backends.sqlite_files import connect
 from membench.extraction.extractors import EXTRACTORS
 from membench.io.at_rest import backend_files, tree_bytes
 from membench.memory.policies import PolicySettings, build_policies, without_embeddings
 from membench.memory.stores import STORES, Memory
+from membench.reporting.backends_tables import backends_section
 from membench.retrieval.retrievers import IndexCache
 from membench.scenario.build import ScenarioShape
 from membench.scenario.format2 import parse_format2
@@ -196,3 +199,22 @@ def test_a_joined_benchmark_on_sqlite_equals_memory_and_audits_each_scenario(tmp
     ends = [r for r in run.at_rest if r.remedy == NO_REMEDY and r.store == "profile"
             and r.form == "value"]
     assert [r.day for r in ends] == [2, 4, 6, 8]
+
+
+def test_the_report_says_the_audit_does_not_apply_when_nothing_is_deleted(tmp_path):
+    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    del data["facts"][2]["deletions"]  # the phone number is never forgotten
+    scenario = build_given((parse_format2(data),), [], SHAPE)
+    records = EXTRACTORS["perfect"](scenario)
+    policies = [p for p in without_embeddings(build_policies(PolicySettings()))
+                if set(p.stores) <= {"profile", "transcript"}]
+    run = run_backend("langgraph_memory", BACKENDS["langgraph_memory"], scenario, records,
+                      policies, ["profile", "transcript"], EMBED, IndexCache(), tmp_path,
+                      backend_files)
+    assert run.at_rest == () and run.costs == ()
+    parity = parity_rows("langgraph_memory", run.result.outcomes, run.result.outcomes)
+    tables = summary({"langgraph_memory": BACKENDS["langgraph_memory"]},
+                     ["profile", "transcript"], [p.id for p in policies], parity,
+                     run.rankings, run.at_rest, scenario.sessions)
+    text = "\n".join(backends_section(tables))
+    assert "does not apply to this run" in text and "| Remedy |" not in text
