@@ -1,7 +1,8 @@
 """LangGraph's long-term memory stores, with their semantic index embedding through
 membench's vectors (the `embed` function looks each text's vector up; no model runs):
 InMemoryStore (nothing at rest), SqliteStore (a file in SQLite's default rollback-journal
-mode, as LangGraph leaves it; its vectors in store_vectors) and PostgresStore (a real server, pgvector HNSW).
+mode, as LangGraph leaves it; its vectors in store_vectors) and PostgresStore (a real
+server, pgvector HNSW).
 
 One item per document: namespace ("membench", "memory"), key the exchange index, value
 {"text": ...}, the text field indexed. LangGraph has no lexical search; its semantic
