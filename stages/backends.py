@@ -8,6 +8,7 @@ and stop it when done; a backend that cannot run here fails the stage with its r
 from __future__ import annotations
 
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -17,7 +18,8 @@ import typer
 from membench.backends.base import BackendUnavailableError, Embed
 from membench.backends.catalog import BACKENDS
 from membench.backends.parity import parity_rows
-from membench.backends.replay import run_backend
+from membench.backends.at_rest import ScanCache
+from membench.backends.replay import BackendRun, run_backend, scenario_ends
 from membench.backends.summary import summary
 from membench.commands.common import (
     PARAMS_FILE,
@@ -51,6 +53,9 @@ CostsFile = Annotated[Path, typer.Option(
     "--costs", help="Remedies' time and bytes (JSON; machine-dependent, not committed).")]
 
 
+WORKERS = 2  # backends run at once
+
+
 def _check(names, stores) -> None:
     unknown = [n for n in names if n not in BACKENDS]
     if unknown:
@@ -80,21 +85,38 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
     policies = [policy for policy in build_policies(p.policies)
                 if set(policy.stores) <= set(stores)]
     parity_out, rankings_out, at_rest_out, costs_out = [], [], [], []
+    cache = ScanCache()  # one file is scanned once per needle in the whole stage run
+
+    def run(name: str, workdir: Path) -> BackendRun:
+        progress(f"backend {name}: {len(stores)} stores, {len(policies)} policies")
+        try:
+            return run_backend(name, BACKENDS[name], built, fact_records, policies, stores,
+                               embed, IndexCache(None, vectors), workdir, backend_files,
+                               cache)
+        except (BackendUnavailableError, ImportError) as error:
+            raise ValueError(f"backend {name} cannot run here: {error}") from error
+
     with tempfile.TemporaryDirectory(prefix="membench-backends-") as workdir:
-        for name in names:
-            progress(f"backend {name}: {len(stores)} stores, {len(policies)} policies")
+        # Backends are independent: two at a time overlap one's waits (a server's round
+        # trips, the disk) with the other's work. Started from the end of the list (the
+        # default one ends with the longest: LanceDB and the servers), so the short ones
+        # fill in; results are taken in the list's order.
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            started = {name: pool.submit(run, name, Path(workdir)) for name in reversed(names)}
             try:
-                run = run_backend(name, BACKENDS[name], built, fact_records, policies, stores,
-                                  embed, IndexCache(None, vectors), Path(workdir),
-                                  backend_files)
-            except (BackendUnavailableError, ImportError) as error:
-                raise ValueError(f"backend {name} cannot run here: {error}") from error
-            parity_out += parity_rows(name, run.result.outcomes, in_memory)
-            rankings_out += run.rankings
-            at_rest_out += run.at_rest
-            costs_out += [asdict(c) for c in run.costs]
+                runs = [started[name].result() for name in names]
+            except BaseException:
+                for future in started.values():
+                    future.cancel()  # those not started yet; the running ones finish
+                raise
+    for name, backend_run in zip(names, runs, strict=True):
+        parity_out += parity_rows(name, backend_run.result.outcomes, in_memory)
+        rankings_out += backend_run.rankings
+        at_rest_out += backend_run.at_rest
+        costs_out += [asdict(c) for c in backend_run.costs]
     tables = summary({n: BACKENDS[n] for n in names}, stores, [pol.id for pol in policies],
-                     parity_out, rankings_out, at_rest_out, built.sessions)
+                     parity_out, rankings_out, at_rest_out, built.sessions,
+                     scenario_ends(built))
     with staged_outputs() as outputs:
         outputs.parquet(parity, parity_table(parity_out))
         outputs.parquet(rankings, rankings_table(rankings_out))

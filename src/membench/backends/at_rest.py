@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from membench.backends.base import StoreBackend
 from membench.backends.scanner import (
-    FORMS, VECTOR, Hit, Needle, scan, value_needles, vector_needle)
+    FORMS, VECTOR, Hit, Needle, end_of_data, scan_needle, value_needles, vector_needle)
 from membench.retrieval.retrievers import Document
 from membench.scenario.model import Fact
 from membench.scenario.text import has
@@ -49,17 +49,23 @@ def _live(needle: Needle, live_texts: Sequence[str], live_vectors: set[bytes]) -
 
 
 class ScanCache:
-    """Hits per (file bytes, needles): a server's unchanged files (template databases,
-    WAL segments) are scanned once, not on every audit day."""
+    """Hits per (file bytes, needle): a file unchanged since an earlier scan (a server's
+    template databases, an old WAL segment, an untouched fragment) is scanned only for
+    the needles it was not yet scanned for, on every audit day, replay and server of a
+    stage run. Keyed by the bytes' digest, so what it returns is what scanning the same
+    bytes again would return."""
 
     def __init__(self) -> None:
-        self._hits: dict[tuple[bytes, tuple[Needle, ...]], list[Hit]] = {}
+        self._hits: dict[tuple[bytes, Needle], list[Hit]] = {}
 
     def scan(self, blob: bytes, wanted: tuple[Needle, ...]) -> list[Hit]:
-        key = (hashlib.blake2b(blob, digest_size=20).digest(), wanted)
-        if key not in self._hits:
-            self._hits[key] = scan(blob, wanted)
-        return self._hits[key]
+        digest = hashlib.blake2b(blob, digest_size=20).digest()
+        missing = [n for n in dict.fromkeys(wanted) if (digest, n) not in self._hits]
+        if missing:
+            end = end_of_data(blob)
+            for needle in missing:
+                self._hits[(digest, needle)] = scan_needle(blob, needle, end)
+        return [hit for needle in wanted for hit in self._hits[(digest, needle)]]
 
 
 def scan_backend(backend: StoreBackend, files: Iterable[tuple[str, bytes]],

@@ -58,6 +58,11 @@ class StoreBackend(ABC):
     lexical: ClassVar[str | None] = None  # native lexical ranking, described
     semantic: ClassVar[str | None] = None  # native vector ranking, described
     remedies: ClassVar[tuple[str, ...]] = ()
+    # Whether listing, searching or settle() can change the files (SQLite's checkpoints,
+    # PostgreSQL's hint bits and page pruning). If not, the audited replay ends in the
+    # state a replay without reads reaches, and the remedies start from copies of it.
+    reads_write: ClassVar[bool] = True
+    forks: ClassVar[bool] = False  # fork() makes a copy; else each remedy replays afresh
     _owners: dict[int, str] = {}  # SQLite: page -> table, read by settle()
     _relations: dict[str, tuple[str, str]] = {}  # PostgreSQL: file -> relation, by settle()
 
@@ -84,6 +89,19 @@ class StoreBackend(ABC):
 
     def vector_search(self, question: str, k: int) -> list[int]:
         raise NotImplementedError(f"{type(self).__name__} has no vector search")
+
+    @classmethod
+    def opening(cls, remedy: str) -> object:
+        """What `remedy` needs set when the database is opened (SQLite's secure_delete):
+        remedies with the same opening can start from copies of one replay (fork)."""
+        return None
+
+    def fork(self, directory: Path, remedy: str) -> StoreBackend:
+        """A backend for `remedy` over a byte copy of this one's files, in `directory`,
+        opened as they are (nothing created or written on opening), so it continues from
+        exactly this one's state. Only where `forks`: a server's copied files are not its
+        state (shutdown and recovery write), so each of its remedies replays afresh."""
+        raise NotImplementedError(f"{type(self).__name__} cannot fork")
 
     def settle(self) -> None:
         """Brings the disk to a defined state before a scan (a server's CHECKPOINT)."""

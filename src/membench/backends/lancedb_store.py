@@ -15,6 +15,7 @@ cleanup_older_than=0 (old versions' files deleted too). A cleanup without compac
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from datetime import timedelta
 from pathlib import Path
@@ -32,8 +33,11 @@ TABLE = "memory"
 class LanceBackend(StoreBackend):
     semantic = "LanceDB kNN (float32 cosine, brute force)"
     remedies = (COMPACT, BOTH)
+    reads_write = False  # reads and searches open versions; only writes make files
+    forks = True
 
-    def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
+    def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY, *,
+                 existing: bool = False) -> None:
         super().__init__(directory, embed, remedy)
         import lancedb  # the `stores` extra
         import pyarrow as pa
@@ -45,7 +49,12 @@ class LanceBackend(StoreBackend):
             pa.field("vector", pa.list_(pa.float32(), self.dims), nullable=False),
         ])
         self.database = lancedb.connect(directory)
-        self.table = self.database.create_table(TABLE, schema=self.schema)
+        self.table = (self.database.open_table(TABLE) if existing else
+                      self.database.create_table(TABLE, schema=self.schema))
+
+    def fork(self, directory, remedy):
+        shutil.copytree(self.directory, directory, dirs_exist_ok=True)
+        return type(self)(directory, self.embed, remedy, existing=True)
 
     def upsert(self, key, text):
         import pyarrow as pa

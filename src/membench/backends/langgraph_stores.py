@@ -1,7 +1,8 @@
 """LangGraph's long-term memory stores, with their semantic index embedding through
 membench's vectors (the `embed` function looks each text's vector up; no model runs):
-InMemoryStore (nothing at rest), SqliteStore (a file, WAL mode as LangGraph opens it; its
-vectors in store_vectors) and PostgresStore (a real server, pgvector HNSW).
+InMemoryStore (nothing at rest), SqliteStore (a file in SQLite's default rollback-journal
+mode, as LangGraph leaves it; its vectors in store_vectors) and PostgresStore (a real
+server, pgvector HNSW).
 
 One item per document: namespace ("membench", "memory"), key the exchange index, value
 {"text": ...}, the text field indexed. LangGraph has no lexical search; its semantic
@@ -18,7 +19,8 @@ from membench.backends.base import BACKENDS, NO_REMEDY, Embed, Located, StoreBac
 from membench.backends.postgres_server import PostgresServer
 from membench.backends.postgres_store import (
     EF_SEARCH, VACUUM_FULL, WAL, PostgresServerFiles)
-from membench.backends.sqlite_files import connect, locate_sqlite, page_owners
+from membench.backends.sqlite_files import (
+    connect, copy_database, locate_sqlite, page_owners)
 from membench.backends.sqlite_fts import SECURE_DELETE, VACUUM
 from membench.retrieval.retrievers import Document
 
@@ -72,6 +74,7 @@ class LangGraphMemory(LangGraphBackend):
 
 class LangGraphSqlite(LangGraphBackend):
     remedies = (VACUUM, SECURE_DELETE, SECURE_VACUUM)
+    forks = True
     database = SQLITE_FILE
 
     def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
@@ -80,10 +83,18 @@ class LangGraphSqlite(LangGraphBackend):
 
         directory.mkdir(parents=True, exist_ok=True)
         self.connection = connect(directory / SQLITE_FILE, extensions=True)
-        secure = remedy in (SECURE_DELETE, SECURE_VACUUM)  # explicit: builds differ
+        secure = self.opening(remedy)  # explicit: builds differ
         self.connection.execute(f"PRAGMA secure_delete={'ON' if secure else 'OFF'}")
         self.store = SqliteStore(self.connection, index=self._index())
-        self.store.setup()
+        self.store.setup()  # on an existing store, reads its migrations: writes nothing
+
+    @classmethod
+    def opening(cls, remedy):
+        return remedy in (SECURE_DELETE, SECURE_VACUUM)
+
+    def fork(self, directory, remedy):
+        return type(self)(copy_database(self.directory, directory, self.database),
+                          self.embed, remedy)
 
     def settle(self):
         """A passive checkpoint copies the WAL's pages into the database file, as SQLite

@@ -26,10 +26,10 @@ class ParityRow:
 def parity_rows(backend: str, on_backend: Sequence[OutcomeRow],
                 in_memory: Iterable[OutcomeRow]) -> list[ParityRow]:
     """One row per probe the backend ran; a probe missing in memory is an error."""
-    memory = {(r.policy, r.day, r.question): r for r in in_memory}
+    memory = {(r.policy, r.day, r.probe_id, r.question): r for r in in_memory}
     rows = []
-    for r in on_backend:
-        m = memory.get((r.policy, r.day, r.question))
+    for r in on_backend:  # format 2's probe ids tell apart two probes asking the same
+        m = memory.get((r.policy, r.day, r.probe_id, r.question))
         if m is None:
             raise ValueError(f"policy {r.policy!r} day {r.day}: probe {r.question!r} is not in "
                              "the in-memory outcomes: rerun the policies stage")

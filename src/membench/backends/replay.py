@@ -61,14 +61,38 @@ class CostRow:
 
 @dataclass
 class _StoreReplay:
+    """One store in one backend. Rows are keyed by the exchange a document came from;
+    a store can hold several documents from one exchange (format 2: several facts
+    stated in one turn), so the second and later get keys past every exchange index,
+    the same ones every day (`extra_keys`), and `sources` maps keys back."""
+
     store: str
     backend: StoreBackend
+    first_extra_key: int
     current: dict[int, str] = field(default_factory=dict)
     seen: dict[str, None] = field(default_factory=dict)
     deleted: bool = False
+    extra_keys: dict[tuple[int, int], int] = field(default_factory=dict)
+    sources: dict[int, int] = field(default_factory=dict)
+
+    def _keyed(self, documents: Sequence[Document]) -> dict[int, str]:
+        keyed: dict[int, str] = {}
+        occurrences: dict[int, int] = {}
+        for document in documents:
+            n = occurrences[document.source] = occurrences.get(document.source, -1) + 1
+            key = document.source
+            if n:
+                key = self.extra_keys.setdefault(
+                    (document.source, n), self.first_extra_key + len(self.extra_keys))
+                self.sources[key] = document.source
+            keyed[key] = document.text
+        return keyed
+
+    def source(self, key: int) -> int:
+        return self.sources.get(key, key)
 
     def advance(self, memory: Memory) -> None:
-        wanted = {d.source: d.text for d in STORES[self.store].build(memory)}
+        wanted = self._keyed(STORES[self.store].build(memory))
         for key in sorted(set(self.current) - set(wanted)):
             self.backend.delete(key)
             self.deleted = True
@@ -79,30 +103,62 @@ class _StoreReplay:
         self.current = wanted
 
 
+def scenario_ends(scenario: Scenario) -> tuple[int, ...]:
+    """The last day of each scenario of a joined benchmark (the last day otherwise)."""
+    return tuple(sorted({last for _, _, last in scenario.segments} | {scenario.sessions}))
+
+
+def backend_audit_days(scenario: Scenario) -> tuple[int, ...]:
+    """Every deletion day and the last day of each scenario."""
+    return tuple(sorted(set(audit_days(scenario)) | set(scenario_ends(scenario))))
+
+
 class Replay:
-    """One backend, one instance per store, advanced day by day."""
+    """One backend, one instance per store, advanced day by day. A joined benchmark's
+    scenarios are separate users: each starts on fresh, empty databases (the store
+    builders list only the current scenario's documents), so the next scenario's start
+    is not a mass deletion, and each scenario is audited for its own deletions."""
 
     def __init__(self, name: str, backend_class: type[StoreBackend], scenario: Scenario,
                  records: Sequence[FactRecord], stores: Sequence[str], embed: Embed,
-                 workdir: Path, files: Files, remedy: str = NO_REMEDY) -> None:
+                 workdir: Path, files: Files, remedy: str = NO_REMEDY,
+                 cache: ScanCache | None = None, start_day: int = 0) -> None:
         self.name, self.scenario, self.records = name, scenario, records
+        self.backend_class, self.workdir = backend_class, workdir
         self.embed, self.files, self.remedy = embed, files, remedy
-        self.day = 0
+        self.day = self.start_day = start_day
         self.at_rest: list[AtRestRow] = []
         self.rankings: dict[tuple, RankingRow] = {}
-        self.cache = ScanCache()
+        self.cache = cache or ScanCache()
         self.stores: dict[str, _StoreReplay] = {}
+        self.deleting: list[tuple[int, str]] = []  # (scenario's last day, store) that deleted
+        self._open(stores)
+
+    def _open(self, stores: Sequence[str]) -> None:
         try:
             for store in stores:
-                directory = Path(tempfile.mkdtemp(prefix=f"{name}-{store}-", dir=workdir))
-                self.stores[store] = _StoreReplay(store, backend_class(directory, embed, remedy))
+                directory = Path(tempfile.mkdtemp(prefix=f"{self.name}-{store}-",
+                                                  dir=self.workdir))
+                self.stores[store] = _StoreReplay(
+                    store, self.backend_class(directory, self.embed, self.remedy),
+                    len(self.scenario.exchanges))
         except BaseException:
             self.close()
             raise
 
+    def _end_scenario(self) -> None:
+        """Records which stores deleted in the scenario ending today (self.day)."""
+        self.deleting += [(self.day, store) for store, r in self.stores.items() if r.deleted]
+
     def advance_to(self, day: int, scan_days: Iterable[int] = ()) -> None:
         scan_on = set(scan_days)
         while self.day < day:
+            if self.day > self.start_day and self.scenario.first_day(self.day + 1) == self.day + 1:
+                self._end_scenario()  # the next scenario of a joined benchmark
+                stores = list(self.stores)
+                self.close()
+                self.stores = {}
+                self._open(stores)
             self.day += 1
             memory = Memory(self.scenario, self.records, self.day, IndexCache())
             for replay in self.stores.values():
@@ -110,21 +166,17 @@ class Replay:
             if self.day in scan_on:
                 self.scan(self.day)
 
+    def finish(self) -> list[tuple[int, str]]:
+        """(scenario's last day, store) of every store that deleted, in day order."""
+        self._end_scenario()
+        return self.deleting
+
     def scan(self, day: int) -> None:
-        deleted = [f for f in self.scenario.facts
-                   if f.deleted_at is not None and f.deleted_at <= day]
-        if not deleted:
-            return
         for store, replay in self.stores.items():
-            backend = replay.backend
-            backend.settle()
-            wanted = needles(deleted, replay.seen, self.embed)
-            found = scan_backend(backend, self.files(backend.files_root()), wanted,
-                                 backend.documents(), self.embed, self.cache)
-            self.at_rest += at_rest_rows(self.name, store, self.remedy, day, found)
+            self.at_rest += audit_store(self, store, replay.backend, self.remedy, day)
 
     def memory(self, day: int, indexes: IndexCache) -> Memory:
-        self.advance_to(day, audit_days(self.scenario))
+        self.advance_to(day, backend_audit_days(self.scenario))
         return BackendMemory(self, day, indexes)
 
     def close(self) -> None:
@@ -149,20 +201,25 @@ class BackendMemory(Memory):
             # it was first written; rows come back by key): a key the store no longer has
             # goes last, so a delete that did not happen shows in the parity table.
             position = {key: i for i, key in enumerate(replay.current)}
-            self._documents[store] = tuple(sorted(
-                replay.backend.documents(),
-                key=lambda d: (position.get(d.source, len(position)), d.source)))
+            self._documents[store] = tuple(
+                Document(replay.source(d.source), d.text) for d in sorted(
+                    replay.backend.documents(),
+                    key=lambda d: (position.get(d.source, len(position)), d.source)))
         return list(self._documents[store])
 
     def search(self, store, retriever, question, k):
         found = super().search(store, retriever, question, k)
-        if store in self.replay.stores:
-            native = native_search(self.replay.stores[store].backend, retriever, question, k)
+        key = (self.replay.name, store, retriever, self.day, question, k)
+        if store in self.replay.stores and key not in self.replay.rankings:
+            # the first search of a question on a day is recorded; a later policy's same
+            # search on the same day would read the same rows again
+            replay = self.replay.stores[store]
+            native = native_search(replay.backend, retriever, question, k)
             if native is not None:
-                key = (self.replay.name, store, retriever, self.day, question, k)
-                self.replay.rankings.setdefault(key, RankingRow(
+                native = [replay.source(row) for row in native]
+                self.replay.rankings[key] = RankingRow(
                     self.replay.name, store, retriever, self.day, question, k,
-                    tuple(d.source for d in found), tuple(native)))
+                    tuple(d.source for d in found), tuple(native))
         return found
 
 
@@ -206,42 +263,129 @@ def _rewritten(before: dict[str, bytes], after: dict[str, bytes]) -> int:
     return total
 
 
+def audit_store(replay: Replay, store: str, backend: StoreBackend, remedy: str,
+                day: int) -> list[AtRestRow]:
+    """The at-rest rows of one store's backend (the replay's, or a fork of it) on a day:
+    its files scanned for every fact of the day's scenario deleted by then."""
+    first = replay.scenario.first_day(day)
+    deleted = [f for f in replay.scenario.facts
+               if f.deleted_at is not None and first <= f.deleted_at <= day]
+    if not deleted:
+        return []
+    backend.settle()
+    wanted = needles(deleted, replay.stores[store].seen, replay.embed)
+    found = scan_backend(backend, replay.files(backend.files_root()), wanted,
+                         backend.documents(), replay.embed, replay.cache)
+    return at_rest_rows(replay.name, store, remedy, day, found)
+
+
+def _cure(replay: Replay, store: str, backend: StoreBackend, remedy: str
+          ) -> tuple[list[AtRestRow], CostRow]:
+    """The remedy on the store's backend at the replay's day, its cost, the scan after."""
+    backend.settle()
+    before = dict(replay.files(backend.files_root()))
+    start = time.perf_counter()
+    backend.apply_remedy()
+    backend.settle()
+    seconds = time.perf_counter() - start
+    after = dict(replay.files(backend.files_root()))
+    rows = audit_store(replay, store, backend, remedy, replay.day)
+    return rows, CostRow(replay.name, store, remedy, seconds, sum(map(len, before.values())),
+                         sum(map(len, after.values())), _rewritten(before, after))
+
+
+def _forked(replay: Replay, store: str, base: StoreBackend, remedies: Sequence[str],
+            workdir: Path) -> dict[str, tuple[list[AtRestRow], CostRow]]:
+    """Each remedy on its own copy of the base's files (the base stays as it was)."""
+    cured = {}
+    for remedy in remedies:
+        directory = Path(tempfile.mkdtemp(prefix=f"{replay.name}-{store}-", dir=workdir))
+        fork = base.fork(directory, remedy)
+        try:
+            cured[remedy] = _cure(replay, store, fork, remedy)
+        finally:
+            fork.close()
+    return cured
+
+
+Cured = dict[str, tuple[list[AtRestRow], CostRow]]  # remedy -> rows after it, its cost
+
+
+def _remedied(audited: Replay, store: str, end: int) -> Cured:
+    """Every remedy of the backend on the store at the end of a scenario (day `end`),
+    each as on a fresh replay of that scenario.
+
+    A backend that forks starts its remedies from copies of one replay per opening: the
+    audited replay itself when reads write nothing and it is still open on that day,
+    else a replay without reads. Otherwise each remedy has its own replay, cured in place."""
+    backend_class = audited.backend_class
+    start = audited.scenario.first_day(end) - 1
+
+    def fresh(remedy: str) -> Replay:
+        replay = Replay(audited.name, backend_class, audited.scenario, audited.records,
+                        [store], audited.embed, audited.workdir, audited.files, remedy,
+                        audited.cache, start_day=start)
+        try:
+            replay.advance_to(end)
+        except BaseException:
+            replay.close()
+            raise
+        return replay
+
+    cured: Cured = {}
+    if not backend_class.forks:
+        for remedy in backend_class.remedies:
+            replay = fresh(remedy)
+            try:
+                cured[remedy] = _cure(replay, store, replay.stores[store].backend, remedy)
+            finally:
+                replay.close()
+        return cured
+    groups: dict[object, list[str]] = {}
+    for remedy in backend_class.remedies:
+        groups.setdefault(backend_class.opening(remedy), []).append(remedy)
+    for opening, remedies in groups.items():
+        if (not backend_class.reads_write and audited.day == end and
+                opening == backend_class.opening(NO_REMEDY)):
+            cured |= _forked(audited, store, audited.stores[store].backend, remedies,
+                             audited.workdir)
+            continue
+        base = fresh(remedies[0])
+        try:
+            cured |= _forked(base, store, base.stores[store].backend, remedies,
+                             audited.workdir)
+        finally:
+            base.close()
+    return cured
+
+
 def run_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario,
                 records: Sequence[FactRecord], policies: Sequence[Policy],
                 stores: Sequence[str], embed: Embed, vectors: IndexCache, workdir: Path,
-                files: Files) -> BackendRun:
+                files: Files, cache: ScanCache | None = None) -> BackendRun:
     """The policies on the backend (no remedy, scanned on every audit day), then each
-    remedy on a fresh replay of every store the replay deleted from, scanned after it."""
-    replay = Replay(name, backend_class, scenario, records, stores, embed, workdir, files)
+    remedy, as on a fresh replay of every store that deleted, at its scenario's end."""
+    replay = Replay(name, backend_class, scenario, records, stores, embed, workdir, files,
+                    cache=cache)
+    cured: dict[tuple[int, str], Cured] = {}
     try:
         result = run_bench(scenario, records, policies, _no_tokens, vectors,
                            memories=replay.memory)
-        replay.advance_to(scenario.sessions, audit_days(scenario))
+        replay.advance_to(scenario.sessions, backend_audit_days(scenario))
         at_rest = list(replay.at_rest)
-        deleting = [store for store, r in replay.stores.items() if r.deleted]
+        deleting = replay.finish()
+        if backend_class.forks and not backend_class.reads_write:  # forks of this replay
+            cured = {(end, store): _remedied(replay, store, end) for end, store in deleting
+                     if end == replay.day}
     finally:
         replay.close()
-    rankings = tuple(replay.rankings.values())
+    for end, store in deleting:
+        if (end, store) not in cured:
+            cured[(end, store)] = _remedied(replay, store, end)
     costs: list[CostRow] = []
     for remedy in backend_class.remedies:
-        for store in deleting:
-            cured = Replay(name, backend_class, scenario, records, [store], embed, workdir,
-                           files, remedy)
-            try:
-                cured.advance_to(scenario.sessions)
-                backend = cured.stores[store].backend
-                backend.settle()
-                before = dict(files(backend.files_root()))
-                start = time.perf_counter()
-                backend.apply_remedy()
-                backend.settle()
-                seconds = time.perf_counter() - start
-                after = dict(files(backend.files_root()))
-                cured.scan(scenario.sessions)
-                at_rest += cured.at_rest
-                costs.append(CostRow(name, store, remedy, seconds,
-                                     sum(map(len, before.values())),
-                                     sum(map(len, after.values())), _rewritten(before, after)))
-            finally:
-                cured.close()
-    return BackendRun(result, rankings, tuple(at_rest), tuple(costs))
+        for end, store in deleting:
+            rows, cost = cured[(end, store)][remedy]
+            at_rest += rows
+            costs.append(cost)
+    return BackendRun(result, tuple(replay.rankings.values()), tuple(at_rest), tuple(costs))

@@ -61,18 +61,35 @@ def vector_needle(fact_key: str, vector: np.ndarray) -> Needle:
     return Needle(fact_key, VECTOR, np.asarray(vector, dtype="<f4").tobytes())
 
 
-def scan(blob: bytes, needles: Sequence[Needle]) -> list[Hit]:
-    """Every occurrence of every needle (or of any piece of a vector needle) in blob."""
+def end_of_data(blob: bytes) -> int:
+    """One past the last non-zero byte (a WAL segment or a relation file is mostly
+    zero-filled at its end)."""
+    return len(blob.rstrip(b"\0"))
+
+
+def scan_needle(blob: bytes, needle: Needle, end: int | None = None) -> list[Hit]:
+    """Every occurrence of the needle (or of any piece of a vector needle) in blob.
+
+    Still exact where it skips: bytes from `end` on are all zero (end defaults to
+    end_of_data), so an occurrence of a piece holding a non-zero byte starts before end
+    and lies within blob[:end - 1 + len(piece)]; a piece of zeros only is searched
+    everywhere."""
+    end = end_of_data(blob) if end is None else end
     hits: list[Hit] = []
-    for needle in needles:
-        seen: set[int] = set()
-        for piece_index, piece in enumerate(needle.pieces()):
-            start = blob.find(piece)
-            while start != -1:
-                origin = start - piece_index * VECTOR_PIECE if needle.form == VECTOR else start
-                if origin not in seen:
-                    seen.add(origin)
-                    hits.append(Hit(needle, start))
-                start = blob.find(piece, start + 1)
+    seen: set[int] = set()
+    for piece_index, piece in enumerate(needle.pieces()):
+        stop = min(len(blob), end - 1 + len(piece)) if piece.strip(b"\0") else len(blob)
+        start = blob.find(piece, 0, stop)
+        while start != -1:
+            origin = start - piece_index * VECTOR_PIECE if needle.form == VECTOR else start
+            if origin not in seen:
+                seen.add(origin)
+                hits.append(Hit(needle, start))
+            start = blob.find(piece, start + 1, stop)
     return hits
 
+
+def scan(blob: bytes, needles: Sequence[Needle]) -> list[Hit]:
+    """Every occurrence of every needle (or of any piece of a vector needle) in blob."""
+    end = end_of_data(blob)
+    return [hit for needle in needles for hit in scan_needle(blob, needle, end)]

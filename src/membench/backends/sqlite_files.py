@@ -5,6 +5,7 @@ is gone from the store, free space inside a live page: read from the page's head
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from membench.backends.pages import (
     UNALLOCATED, sqlite_free_pages, sqlite_page, sqlite_region)
 
 LOG_SUFFIXES = ("-wal", "-journal", "-shm")
+SYNCHRONOUS = "OFF"
 
 
 def page_owners(database: Path) -> dict[int, str]:
@@ -27,15 +29,34 @@ def page_owners(database: Path) -> dict[int, str]:
         connection.close()
 
 
+def copy_database(source: Path, target: Path, database: str) -> Path:
+    """A byte copy of an open database's file, WAL and its index (-shm), taken between
+    transactions: a connection to the copy continues from the very same state."""
+    target.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", *LOG_SUFFIXES):
+        if (source / f"{database}{suffix}").is_file():
+            shutil.copyfile(source / f"{database}{suffix}", target / f"{database}{suffix}")
+    return target
+
+
 def connect(path: Path, *, extensions: bool = False):
     """An SQLite connection; with extensions, one that can load them (the standard
     library's when Python was built with loadable extensions, else pysqlite3-binary's,
-    from the `stores` extra)."""
+    from the `stores` extra).
+
+    synchronous=OFF: SQLite does not wait for fsync() after each commit. It writes the
+    same bytes to the same files either way (the database pages, the WAL frames, the
+    rollback journal deleted at commit); only their durability against a power cut
+    changes, which a throwaway replay does not need (tests/test_backends_fast.py
+    compares the files). The waits were most of the SQLite backends' time."""
     if extensions and not hasattr(sqlite3.Connection, "enable_load_extension"):
         from pysqlite3 import dbapi2  # the `stores` extra
 
-        return dbapi2.connect(path, isolation_level=None, check_same_thread=False)
-    return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        connection = dbapi2.connect(path, isolation_level=None, check_same_thread=False)
+    else:
+        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    connection.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
+    return connection
 
 
 def locate_sqlite(relative: str, blob: bytes, offset: int,

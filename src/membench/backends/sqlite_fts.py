@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from membench.backends.base import BACKENDS, Embed, Located, NO_REMEDY, StoreBackend
-from membench.backends.sqlite_files import connect, locate_sqlite, page_owners
+from membench.backends.sqlite_files import (
+    connect, copy_database, locate_sqlite, page_owners)
 from membench.retrieval.dense import DenseIndex
 from membench.retrieval.retrievers import Document
 from membench.scenario.text import tokens
@@ -35,18 +36,34 @@ class SqliteBackend(StoreBackend):
     lexical = "FTS5 bm25()"
     semantic = "exact cosine over the BLOBs, in membench"
     remedies = (SECURE_DELETE, VACUUM, ALL)
+    forks = True
     data_tables = frozenset({"docs", "docs_fts_content"})
     extensions = False
     database = DATABASE
 
-    def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
+    def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY, *,
+                 existing: bool = False) -> None:
         super().__init__(directory, embed, remedy)
         directory.mkdir(parents=True, exist_ok=True)
         self.connection = connect(directory / DATABASE, extensions=self.extensions)
         self.connection.execute("PRAGMA journal_mode=WAL")
-        secure = remedy in (SECURE_DELETE, ALL)
+        secure = self.opening(remedy)
         self.connection.execute(f"PRAGMA secure_delete={'ON' if secure else 'OFF'}")
-        self._create()
+        self._load()
+        if not existing:
+            self._create()
+
+    @classmethod
+    def opening(cls, remedy):
+        """secure_delete: set at open, it only affects later deletes."""
+        return remedy in (SECURE_DELETE, ALL)
+
+    def fork(self, directory, remedy):
+        copy_database(self.directory, directory, self.database)
+        return type(self)(directory, self.embed, remedy, existing=True)
+
+    def _load(self) -> None:
+        """Loads the extensions the tables need (none here)."""
 
     def _create(self) -> None:
         self.connection.executescript(
@@ -82,9 +99,14 @@ class SqliteBackend(StoreBackend):
             "ORDER BY bm25(docs_fts), rowid LIMIT ?", (query, k))]
 
     def stored_vectors(self) -> tuple[list[int], np.ndarray]:
-        rows = self.connection.execute("SELECT key, vector FROM docs ORDER BY key").fetchall()
+        return self._keyed_vectors("SELECT key, vector FROM docs ORDER BY key")
+
+    def _keyed_vectors(self, query: str) -> tuple[list[int], np.ndarray]:
+        """(keys, vectors) of (key, float32 BLOB) rows; none in an empty store."""
+        rows = self.connection.execute(query).fetchall()
+        vectors = [np.frombuffer(blob, dtype="<f4") for _, blob in rows]
         return ([key for key, _ in rows],
-                np.stack([np.frombuffer(blob, dtype="<f4") for _, blob in rows]))
+                np.stack(vectors) if vectors else np.zeros((0, self.embed.dims), "<f4"))
 
     def vector_search(self, question, k):
         """Exact: the BLOBs read back and ranked by membench's integer cosine."""

@@ -17,12 +17,14 @@ class SqliteVecBackend(SqliteBackend):
     semantic = "vec0 KNN (float32 cosine distance)"
     extensions = True
 
-    def _create(self) -> None:
+    def _load(self) -> None:
         import sqlite_vec  # the `stores` extra
 
         self.connection.enable_load_extension(True)
         sqlite_vec.load(self.connection)
         self.connection.enable_load_extension(False)
+
+    def _create(self) -> None:
         dims = self.embed.dims
         self.connection.executescript(
             "CREATE TABLE docs(key INTEGER PRIMARY KEY, text TEXT NOT NULL, vector BLOB);"
@@ -51,10 +53,7 @@ class SqliteVecBackend(SqliteBackend):
             self.connection.execute("DELETE FROM vec WHERE rowid = ?", (key,))
 
     def stored_vectors(self):
-        rows = self.connection.execute(
-            "SELECT rowid, embedding FROM vec ORDER BY rowid").fetchall()
-        return ([key for key, _ in rows],
-                np.stack([np.frombuffer(blob, dtype="<f4") for _, blob in rows]))
+        return self._keyed_vectors("SELECT rowid, embedding FROM vec ORDER BY rowid")
 
     def vector_search(self, question, k):
         query = np.asarray(self.embed(question), dtype="<f4").tobytes()

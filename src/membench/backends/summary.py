@@ -19,12 +19,13 @@ def _places(rows: Sequence[AtRestRow], vectors: bool) -> tuple[list[str], list[s
             sorted({f for r in chosen for f in r.files}))
 
 
-def at_rest_summary(rows: Sequence[AtRestRow], last_day: int) -> list[dict]:
-    """Per backend, store and remedy, at the end: where the deleted values and the
-    deleted texts' vectors are still found (empty: nowhere)."""
+def at_rest_summary(rows: Sequence[AtRestRow], ends: Sequence[int]) -> list[dict]:
+    """Per backend, store and remedy, at the end (of each scenario of a joined
+    benchmark): where the deleted values and the deleted texts' vectors are still found
+    (empty: nowhere)."""
     groups: dict[tuple[str, str, str], list[AtRestRow]] = {}
     for row in rows:
-        if row.day == last_day:
+        if row.day in ends:
             groups.setdefault((row.backend, row.store, row.remedy), []).append(row)
     out = []
     for (backend, store, remedy), group in groups.items():
@@ -62,8 +63,12 @@ def backend_descriptions(backends: dict[str, type[StoreBackend]]) -> list[dict]:
 def summary(backends: dict[str, type[StoreBackend]], stores: Sequence[str],
             policies: Sequence[str], parity: Sequence[ParityRow],
             rankings: Sequence[RankingRow], at_rest: Sequence[AtRestRow],
-            last_day: int) -> dict:
+            last_day: int, ends: Sequence[int] = ()) -> dict:
+    """`ends`: each scenario's last day when a joined benchmark has several (listed
+    under "scenario_ends" then); else the last day alone."""
+    ends = tuple(ends) or (last_day,)
     return {"stores": list(stores), "policies": list(policies), "last_day": last_day,
+            **({"scenario_ends": list(ends)} if len(ends) > 1 else {}),
             "backends": backend_descriptions(backends),
             "parity": parity_summary(parity), "rankings": ranking_summary(rankings),
-            "at_rest": at_rest_summary(at_rest, last_day)}
+            "at_rest": at_rest_summary(at_rest, ends)}

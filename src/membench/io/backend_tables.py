@@ -10,7 +10,7 @@ import pyarrow as pa
 from membench.backends.at_rest import AtRestRow
 from membench.backends.parity import ParityRow
 from membench.backends.replay import RankingRow
-from membench.io.tables import OUTCOMES_SCHEMA, _rows, _table
+from membench.io.tables import _rows, _table, result_from_tables, stored_table
 from membench.scoring.bench import OutcomeRow
 
 
@@ -75,8 +75,7 @@ def at_rest_from_table(table: pa.Table) -> list[AtRestRow]:
             for row in _rows(table, BACKEND_AT_REST_SCHEMA, "backend at-rest table")]
 
 
-def outcomes_from_table(table: pa.Table) -> list[OutcomeRow]:
-    """The policies stage's outcomes (the in-memory side of the parity check)."""
-    return [OutcomeRow(**{**r, "retrieved": None if r["retrieved"] is None
-                          else tuple(r["retrieved"])})
-            for r in _rows(table, OUTCOMES_SCHEMA, "outcomes")]
+def outcomes_from_table(table: pa.Table) -> tuple[OutcomeRow, ...]:
+    """The policies stage's outcomes of either format (the in-memory side of the parity
+    check): its own reader, without the stored-tokens table."""
+    return result_from_tables(table, stored_table([])).outcomes

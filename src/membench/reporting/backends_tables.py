@@ -55,7 +55,22 @@ def backends_section(summary: Mapping) -> list[str]:
          "the differences are findings, listed probe by probe in "
          "`data/backend_rankings.parquet`, not errors."),
         parity_table(summary),
-        (f"After the replay's last day ({summary['last_day']}), every file each database "
+        *_audit(summary),
+    ]
+
+
+def _audit(summary: Mapping) -> list[str]:
+    if not summary["at_rest"]:
+        return ["No fact of this scenario is deleted, so the forensic at-rest audit (what "
+                "each database keeps on disk of deleted data, and which remedy clears it) "
+                "does not apply to this run."]
+    ends = summary.get("scenario_ends")
+    when = (f"After the replay's last day ({summary['last_day']}), " if not ends else
+            f"Each of the benchmark's {len(ends)} scenarios is replayed into databases of "
+            "its own (a separate user's memory) and audited for its own deletions: after "
+            f"each one's last day ({', '.join(map(str, ends))}), ")
+    return [
+        (f"{when}every file each database "
          "wrote is scanned for the deleted facts' values (UTF-8 bytes and token sequences) "
          "and for the float32 bytes of every text that stated one; each hit is placed from "
          "the file's role and its page's own header: live rows, free space, old versions "
