@@ -70,7 +70,7 @@ def test_summary_lists_changed_metrics_with_deltas_and_packages():
 # The command, end to end in a scratch repository.
 
 FILES = ("params.yaml", "dvc.yaml", "reports/summary.json", "reports/metrics.json", "reports/multiseed.json",
-         "reports/report.md", "reports/extraction.json")
+         "reports/report.md", "reports/extraction.json", "reports/backends.json")
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -213,8 +213,8 @@ def test_unknown_baseline_revision_is_named(repo, monkeypatch):
 def test_the_compared_files_come_from_the_pipeline(repo_root):
     pipeline = yaml.safe_load((repo_root / "dvc.yaml").read_text())
     assert logic.tracked_results(pipeline) == (
-        ["reports/extraction.json", "reports/metrics.json", "reports/multiseed.json",
-         "reports/summary.json"], "reports/report.md")
+        ["reports/backends.json", "reports/extraction.json", "reports/metrics.json",
+         "reports/multiseed.json", "reports/summary.json"], "reports/report.md")
     pipeline["stages"]["extra"] = {"cmd": "x", "metrics": [{"reports/extra.json": {"cache": False}}]}
     assert "reports/extra.json" in logic.tracked_results(pipeline)[0]
     del pipeline["stages"]["report"]
