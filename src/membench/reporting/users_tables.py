@@ -61,9 +61,10 @@ def users_section(summary: UserOutcomeSummary | None, policy_order: Sequence[str
     users = summary.users
     return [
         "## Many users in one deployment",
-        (f"{users} users with the same fact keys and their own values. Each policy (those "
-         "without embeddings) ran twice: with **namespaced** stores (each user's own stores "
-         "and indexes) and with **shared** stores (one store and index for everyone, the "
+        (f"{users} users with the same fact keys and their own values. Each policy below "
+         "(the dense ones with `users.dense`) ran twice: with **namespaced** stores (each "
+         "user's own stores and indexes) and with **shared** stores (one store and index "
+         "for everyone, the "
          "user's name only in the text, facts keyed without the user). Every probe is asked "
          "by one user and classified against that user's facts; a **cross-user leak** is an "
          "injection holding another user's value for the probed key. Rows: "

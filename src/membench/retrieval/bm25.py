@@ -273,6 +273,8 @@ class Bm25Index:
         want, base = k, self._base.get(rest)
         while True:  # enough of the others' ranking that k remain without the holders
             if base is None or len(base) < min(want, self.size):
+                if len(self._base) >= KEPT_QUERIES:
+                    del self._base[next(iter(self._base))]
                 base = self._base[rest] = _best(self._scores_of(rest), max(want, 2 * k))
             positions = np.array([r.position for r in base], dtype=np.int64)
             others = [r for r, holds in zip(base, _member(positions, local.positions))
