@@ -15,10 +15,10 @@ from typing import Annotated
 
 import typer
 
+from membench.backends.at_rest import ScanCache
 from membench.backends.base import BackendUnavailableError, Embed
 from membench.backends.catalog import BACKENDS
 from membench.backends.parity import parity_rows
-from membench.backends.at_rest import ScanCache
 from membench.backends.replay import BackendRun, run_backend, scenario_ends
 from membench.backends.summary import summary
 from membench.commands.common import (
@@ -36,7 +36,11 @@ from membench.commands.common import (
 )
 from membench.io.at_rest import backend_files
 from membench.io.backend_tables import (
-    at_rest_table, outcomes_from_table, parity_table, rankings_table)
+    at_rest_table,
+    outcomes_from_table,
+    parity_table,
+    rankings_table,
+)
 from membench.io.embedding_files import vectors_from_table
 from membench.io.outputs import staged_outputs
 from membench.io.tables import records_from_table

@@ -18,8 +18,8 @@ from membench.commands.common import (
 from membench.io.outputs import staged_outputs
 from membench.io.scenario_file import read_scenario_source, scenario_sha256
 from membench.io.tables import scenario_tables
-from membench.scenario.sources import build_any
 from membench.scenario.given_manifest import format2_manifest
+from membench.scenario.sources import build_any
 
 
 @fails_cleanly

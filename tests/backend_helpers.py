@@ -7,9 +7,9 @@ import hashlib
 
 import numpy as np
 
+from membench.backends.at_rest import scan_backend
 from membench.backends.base import Embed
 from membench.backends.scanner import value_needles, vector_needle
-from membench.backends.at_rest import scan_backend
 from membench.io.at_rest import backend_files
 from membench.retrieval.dense import snap_to_grid
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 
-
 # Registered after the digests were taken (the recency readers, issue 12).
 LATER_POLICIES = frozenset({"fact_log_latest", "bm25_transcript_latest"})
 

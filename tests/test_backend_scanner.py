@@ -6,15 +6,27 @@ from __future__ import annotations
 import sqlite3
 import struct
 
+from backend_helpers import EMBED, SECRET, SECRET_VALUE, filler, where
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from membench.backends.base import LOG, OLD
 from membench.backends.pages import (
-    DEAD_TUPLE, LIVE_CELL, UNALLOCATED, postgres_region, sqlite_free_pages, sqlite_region)
+    DEAD_TUPLE,
+    LIVE_CELL,
+    UNALLOCATED,
+    postgres_region,
+    sqlite_free_pages,
+    sqlite_region,
+)
 from membench.backends.scanner import (
-    TOKENS, VALUE, VECTOR_PIECE, scan, value_needles, vector_needle)
-from backend_helpers import EMBED, SECRET, SECRET_VALUE, filler, where
+    TOKENS,
+    VALUE,
+    VECTOR_PIECE,
+    scan,
+    value_needles,
+    vector_needle,
+)
 
 
 @settings(max_examples=60, deadline=None)

@@ -8,11 +8,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from backend_helpers import EMBED, SECRET, remember_and_forget, where
 
 from membench.backends.base import FREE, LIVE, LOG, NO_REMEDY, OLD, BackendUnavailableError
 from membench.backends.catalog import BACKENDS
 from membench.backends.scanner import TOKENS, VALUE, VECTOR
-from backend_helpers import EMBED, SECRET, remember_and_forget, where
 
 NOWHERE: set = set()
 

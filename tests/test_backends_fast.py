@@ -11,6 +11,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from backend_helpers import EMBED, SECRET_VALUE, remember_and_forget, where
 
 from membench.backends.at_rest import ScanCache
 from membench.backends.base import NO_REMEDY, BackendUnavailableError
@@ -18,8 +19,8 @@ from membench.backends.catalog import BACKENDS
 from membench.backends.parity import parity_rows
 from membench.backends.replay import run_backend
 from membench.backends.scanner import VECTOR_PIECE, Needle, scan, value_needles
-from membench.backends.summary import summary
 from membench.backends.sqlite_files import connect
+from membench.backends.summary import summary
 from membench.extraction.extractors import EXTRACTORS
 from membench.io.at_rest import backend_files, tree_bytes
 from membench.memory.policies import PolicySettings, build_policies, without_embeddings
@@ -30,7 +31,6 @@ from membench.scenario.build import ScenarioShape
 from membench.scenario.format2 import parse_format2
 from membench.scenario.given import build_given
 from membench.scoring.bench import run_bench
-from backend_helpers import EMBED, SECRET_VALUE, remember_and_forget, where
 
 FIXTURE = Path(__file__).parent / "fixtures" / "format2" / "story.json"
 SHAPE = ScenarioShape(seed=42, sessions=30, exchanges_per_session=3, probe_days=(30,),

@@ -18,7 +18,7 @@ from membench.scoring.results import FORMS, OUTCOMES
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CODE_PATH = re.compile(r"`((?:stages|tests|benchmarks|\.ci|\.github|docs)/[^`\s*{}<>]+)`")
-FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+FENCE = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
 
 
 def _pages(root: Path) -> list[Path]:
@@ -30,7 +30,7 @@ def _anchors(page: Path) -> set[str]:
     to `-`."""
     text = FENCE.sub("", page.read_text(encoding="utf-8"))
     return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
-            for h in re.findall(r"^#{1,6} (.+)$", text, re.M)}
+            for h in re.findall(r"^#{1,6} (.+)$", text, re.MULTILINE)}
 
 
 def test_docs_exist_and_the_readme_links_each(repo_root):
@@ -107,7 +107,7 @@ def test_the_glossary_defines_every_outcome_and_form_once():
 
 
 def test_the_report_opens_with_the_glossary_then_the_findings(report):
-    sections = re.findall(r"^## (.+)$", report, re.M)
+    sections = re.findall(r"^## (.+)$", report, re.MULTILINE)
     assert sections[:3] == ["Glossary", "Findings", "Raw table"], sections
     for big in ("Comparison table (both probe forms)", "Beside the article's published numbers"):
         assert sections.index(big) > sections.index("Findings")

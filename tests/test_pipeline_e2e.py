@@ -97,7 +97,7 @@ def test_no_change_rerun_uses_the_cache(clone, first_run):
 # run (dvc and each stage) imports first. It fakes the platform description and blocks
 # torch, so the rerun also proves that no stage imports it.
 FAKE_MACHINE = """
-import importlib.abc, platform, sys
+import importlib.abc, importlib.machinery, platform, sys
 
 platform.platform = lambda *args, **kwargs: "Linux-9.9.9-fake-x86_64-with-glibc9.99"
 platform.release = lambda: "9.9.9-fake"
@@ -105,10 +105,17 @@ platform.version = lambda: "#1 SMP fake"
 platform.python_version = lambda: "3.11.99"
 platform.processor = lambda: "Fake CPU"
 
+# Found, so a library may probe for torch (LanceDB's lazy import does), but never run.
+class _Refused(importlib.abc.Loader):
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        raise ImportError(f"{module.__name__} imported during the pipeline run")
+
 class _NoTorch(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.partition(".")[0] in ("torch", "sentence_transformers", "transformers"):
-            raise ImportError(f"{name} imported during the pipeline run")
+            return importlib.machinery.ModuleSpec(name, _Refused())
 
 sys.meta_path.insert(0, _NoTorch())
 import membench.io.environment

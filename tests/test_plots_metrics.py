@@ -10,8 +10,8 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from html import escape
+from pathlib import Path
 
 import pytest
 import yaml

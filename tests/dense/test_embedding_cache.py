@@ -139,7 +139,6 @@ def test_cache_from_another_encoder_is_dropped_with_a_message(tmp_path):
 
 def test_policies_refuse_embeddings_from_another_encoder():
     from membench.commands.embedding_cache_files import embeddings_table
-
     from membench.io.embedding_files import vectors_from_table
 
     cache = EmbeddingCache()

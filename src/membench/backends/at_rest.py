@@ -9,7 +9,15 @@ from dataclasses import dataclass
 
 from membench.backends.base import StoreBackend
 from membench.backends.scanner import (
-    FORMS, VECTOR, Hit, Needle, end_of_data, scan_needle, value_needles, vector_needle)
+    FORMS,
+    VECTOR,
+    Hit,
+    Needle,
+    end_of_data,
+    scan_needle,
+    value_needles,
+    vector_needle,
+)
 from membench.retrieval.retrievers import Document
 from membench.scenario.model import Fact
 from membench.scenario.text import has

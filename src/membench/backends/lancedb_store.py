@@ -23,7 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from membench.backends.base import (
-    BACKENDS, INDEX, LIVE, NO_REMEDY, OLD, Embed, Located, StoreBackend)
+    BACKENDS,
+    INDEX,
+    LIVE,
+    NO_REMEDY,
+    OLD,
+    Embed,
+    Located,
+    StoreBackend,
+)
 from membench.retrieval.retrievers import Document
 
 COMPACT, BOTH = "optimize", "optimize+cleanup_old_versions"

@@ -17,10 +17,8 @@ from pathlib import Path
 
 from membench.backends.base import BACKENDS, NO_REMEDY, Embed, Located, StoreBackend
 from membench.backends.postgres_server import PostgresServer
-from membench.backends.postgres_store import (
-    EF_SEARCH, VACUUM_FULL, WAL, PostgresServerFiles)
-from membench.backends.sqlite_files import (
-    connect, copy_database, locate_sqlite, page_owners)
+from membench.backends.postgres_store import EF_SEARCH, VACUUM_FULL, WAL, PostgresServerFiles
+from membench.backends.sqlite_files import connect, copy_database, locate_sqlite, page_owners
 from membench.backends.sqlite_fts import SECURE_DELETE, VACUUM
 from membench.retrieval.retrievers import Document
 

@@ -14,7 +14,17 @@ from pathlib import Path
 import numpy as np
 
 from membench.backends.base import (
-    BACKENDS, FREE, INDEX, LIVE, LOG, NO_REMEDY, OLD, Embed, Located, StoreBackend)
+    BACKENDS,
+    FREE,
+    INDEX,
+    LIVE,
+    LOG,
+    NO_REMEDY,
+    OLD,
+    Embed,
+    Located,
+    StoreBackend,
+)
 from membench.backends.pages import DEAD_TUPLE, LIVE_CELL, postgres_region
 from membench.backends.postgres_server import PostgresServer
 from membench.retrieval.retrievers import Document

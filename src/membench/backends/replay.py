@@ -19,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from membench.backends.at_rest import (
-    AtRestRow, ScanCache, at_rest_rows, needles, scan_backend)
+from membench.backends.at_rest import AtRestRow, ScanCache, at_rest_rows, needles, scan_backend
 from membench.backends.base import NO_REMEDY, Embed, StoreBackend
 from membench.extraction.extractors import FactRecord
 from membench.memory.policies import Policy

@@ -10,8 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from membench.backends.base import FREE, INDEX, LIVE, LOG, Located
-from membench.backends.pages import (
-    UNALLOCATED, sqlite_free_pages, sqlite_page, sqlite_region)
+from membench.backends.pages import UNALLOCATED, sqlite_free_pages, sqlite_page, sqlite_region
 
 LOG_SUFFIXES = ("-wal", "-journal", "-shm")
 SYNCHRONOUS = "OFF"

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from membench.backends.base import BACKENDS, Embed, Located, NO_REMEDY, StoreBackend
-from membench.backends.sqlite_files import (
-    connect, copy_database, locate_sqlite, page_owners)
+from membench.backends.base import BACKENDS, NO_REMEDY, Embed, Located, StoreBackend
+from membench.backends.sqlite_files import connect, copy_database, locate_sqlite, page_owners
 from membench.retrieval.dense import DenseIndex
 from membench.retrieval.retrievers import Document
 from membench.scenario.text import tokens

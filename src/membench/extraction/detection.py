@@ -17,17 +17,15 @@ from membench.scenario.model import Exchange
 from membench.scenario.text import tokens
 
 INTERROGATIVES = frozenset(
-    "how why what which who whom whose where when can could should would will shall is are "
-    "am was were do does did has have had may might".split())
-FIRST_PERSON = frozenset("i my me mine we our ours us".split())
+    ["how", "why", "what", "which", "who", "whom", "whose", "where", "when", "can", "could", "should", "would", "will", "shall", "is", "are", "am", "was", "were", "do", "does", "did", "has", "have", "had", "may", "might"])
+FIRST_PERSON = frozenset(["i", "my", "me", "mine", "we", "our", "ours", "us"])
 STATE_VERBS = frozenset(
-    "is are was use uses used follow follows run runs own owns prefer prefers moved switched "
-    "upgraded migrated set live lives work works changed".split())
-STANDING_RULES = frozenset("always never use prefer avoid".split())
-HELP_REQUESTS = frozenset("please can could show explain help tell give write fix".split())
+    ["is", "are", "was", "use", "uses", "used", "follow", "follows", "run", "runs", "own", "owns", "prefer", "prefers", "moved", "switched", "upgraded", "migrated", "set", "live", "lives", "work", "works", "changed"])
+STANDING_RULES = frozenset(["always", "never", "use", "prefer", "avoid"])
+HELP_REQUESTS = frozenset(["please", "can", "could", "show", "explain", "help", "tell", "give", "write", "fix"])
 FORGET = re.compile(r"\b(forget|erase|delete|remove|stop remembering|do not remember|"
                     r"don't remember)\b", re.IGNORECASE)
-POINTERS = frozenset("that the this it".split())  # "forget that", "delete the ..."
+POINTERS = frozenset(["that", "the", "this", "it"])  # "forget that", "delete the ..."
 MIN_WORDS, MAX_WORDS = 3, 40
 
 

@@ -72,7 +72,7 @@ def insert_text(content: str, insert_line: int, text: str) -> str:
     Lines are split on ``\n`` only: ``\r``, U+2028, form feeds and the like are content
     the model wrote, and an insert must not rewrite them anywhere in the file.
     """
-    body = content[:-1] if content.endswith("\n") else content
+    body = content.removesuffix("\n")
     lines = body.split("\n") if body else []
     if insert_line < 0 or insert_line > len(lines):
         raise MemoryToolError(

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from membench.reporting.parts import fmt
 from membench.scoring.bench import OutcomeRow
 from membench.scoring.evidence import EvidenceOutcome
-from membench.scoring.results import OUTCOMES, ResultsTable
+from membench.scoring.results import ResultsTable
 
 COLUMNS = ("current", "conflict", "stale", EvidenceOutcome.PARTIAL.value, "missing", "leaked",
            "clean")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from membench.reporting.extraction_tables import extraction_section
 from membench.reporting.backends_tables import backends_section
+from membench.reporting.extraction_tables import extraction_section
 from membench.reporting.findings import finding_paragraphs
 from membench.reporting.given_sections import GLOSSARY as FORMAT2_GLOSSARY
 from membench.reporting.given_sections import given_sections

@@ -23,6 +23,7 @@ from membench.scenario.model import (
     Probe,
     Scenario,
 )
+from membench.scenario.text import ValueFinder
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,8 @@ class _Built:
     days: int
 
 
-def _filler_values(spec: Format2Spec) -> list[str]:
-    return [s for f in spec.facts for v in f.versions for s in (v.value, *v.answers)]
+def _filler_values(spec: Format2Spec) -> ValueFinder:
+    return ValueFinder(s for f in spec.facts for v in f.versions for s in (v.value, *v.answers))
 
 
 def _build_one(spec: Format2Spec, corpus: Sequence[CorpusText], shape: ScenarioShape,
