@@ -18,7 +18,7 @@ from pathlib import Path
 from membench.backends.base import BACKENDS, NO_REMEDY, Embed, Located, StoreBackend
 from membench.backends.postgres_server import PostgresServer
 from membench.backends.postgres_store import EF_SEARCH, VACUUM_FULL, WAL, PostgresServerFiles
-from membench.backends.sqlite_files import connect, copy_database, locate_sqlite, page_owners
+from membench.backends.sqlite_files import SqliteWal, connect, copy_database, locate_sqlite
 from membench.backends.sqlite_fts import SECURE_DELETE, VACUUM
 from membench.retrieval.retrievers import Document
 
@@ -70,7 +70,7 @@ class LangGraphMemory(LangGraphBackend):
         raise AssertionError("InMemoryStore writes no file")
 
 
-class LangGraphSqlite(LangGraphBackend):
+class LangGraphSqlite(SqliteWal, LangGraphBackend):
     remedies = (VACUUM, SECURE_DELETE, SECURE_VACUUM)
     forks = True
     database = SQLITE_FILE
@@ -93,13 +93,6 @@ class LangGraphSqlite(LangGraphBackend):
     def fork(self, directory, remedy):
         return type(self)(copy_database(self.directory, directory, self.database),
                           self.embed, remedy)
-
-    def settle(self):
-        """A passive checkpoint copies the WAL's pages into the database file, as SQLite
-        itself does every 1000 pages: the file then holds every committed page, and the
-        WAL's frames are the log's copies (the WAL is reused, not truncated)."""
-        self.connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        self._owners = page_owners(self.directory / self.database)  # once per scan
 
     def apply_remedy(self):
         if self.remedy in (VACUUM, SECURE_VACUUM):

@@ -28,6 +28,17 @@ def page_owners(database: Path) -> dict[int, str]:
         connection.close()
 
 
+class SqliteWal:
+    """For a backend with an SQLite `connection` in WAL mode on `directory / database`."""
+
+    def settle(self):
+        """A passive checkpoint copies the WAL's pages into the database file, as SQLite
+        itself does every 1000 pages: the file then holds every committed page, and the
+        WAL's frames are the log's copies (the WAL is reused, not truncated)."""
+        self.connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        self._owners = page_owners(self.directory / self.database)  # once per scan
+
+
 def copy_database(source: Path, target: Path, database: str) -> Path:
     """A byte copy of an open database's file, WAL and its index (-shm), taken between
     transactions: a connection to the copy continues from the very same state."""

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from membench.backends.base import BACKENDS, NO_REMEDY, Embed, Located, StoreBackend
-from membench.backends.sqlite_files import connect, copy_database, locate_sqlite, page_owners
+from membench.backends.sqlite_files import SqliteWal, connect, copy_database, locate_sqlite
 from membench.retrieval.dense import DenseIndex
 from membench.retrieval.retrievers import Document
 from membench.scenario.text import tokens
@@ -31,7 +31,7 @@ def fts_query(question: str) -> str | None:
     return " OR ".join(f'"{w}"' for w in words) if words else None
 
 
-class SqliteBackend(StoreBackend):
+class SqliteBackend(SqliteWal, StoreBackend):
     lexical = "FTS5 bm25()"
     semantic = "exact cosine over the BLOBs, in membench"
     remedies = (SECURE_DELETE, VACUUM, ALL)
@@ -113,13 +113,6 @@ class SqliteBackend(StoreBackend):
         if not keys:
             return []
         return [keys[i] for i in DenseIndex(vectors).top_k(self.embed(question), k)]
-
-    def settle(self):
-        """A passive checkpoint copies the WAL's pages into the database file, as SQLite
-        itself does every 1000 pages: the file then holds every committed page, and the
-        WAL's frames are the log's copies (the WAL is reused, not truncated)."""
-        self.connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        self._owners = page_owners(self.directory / self.database)  # once per scan
 
     def apply_remedy(self):
         if self.remedy == ALL:
