@@ -57,6 +57,16 @@ def _hwm_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def stage(name, work):
+    """Runs work() as one measured stage: prints its wall and CPU time and peak memory."""
+    _hwm_reset()
+    began, cpu = time.perf_counter(), _cpu()
+    value = work()
+    print(json.dumps({"stage": name, "seconds": time.perf_counter() - began,
+                      "cpu": _cpu() - cpu, "peak_mib": _hwm_mib()}), flush=True)
+    return value
+
+
 def _cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -78,14 +88,6 @@ def child(sessions: int, audit: bool) -> None:
     from membench.scenario.build import build_scenario
     from membench.scoring.audit import run_audit
     from membench.scoring.bench import run_bench
-
-    def stage(name, work):
-        _hwm_reset()
-        began, cpu = time.perf_counter(), _cpu()
-        value = work()
-        print(json.dumps({"stage": name, "seconds": time.perf_counter() - began,
-                          "cpu": _cpu() - cpu, "peak_mib": _hwm_mib()}), flush=True)
-        return value
 
     params = read_params(ROOT / "params.yaml")
     s = params.scenario
@@ -138,14 +140,6 @@ def child_users(overlay: Path) -> None:
         run_namespaced,
         run_shared,
     )
-
-    def stage(name, work):
-        _hwm_reset()
-        began, cpu = time.perf_counter(), _cpu()
-        value = work()
-        print(json.dumps({"stage": name, "seconds": time.perf_counter() - began,
-                          "cpu": _cpu() - cpu, "peak_mib": _hwm_mib()}), flush=True)
-        return value
 
     load_plugins()
     data = yaml.safe_load((ROOT / "params.yaml").read_text())
