@@ -4,6 +4,8 @@ Real databases and a real PostgreSQL server, never mocks."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -20,8 +22,8 @@ NOWHERE: set = set()
 def _after(name: str, tmp_path, remedy: str = NO_REMEDY) -> set[tuple[str, str]]:
     try:
         backend = BACKENDS[name](tmp_path / remedy, EMBED, remedy)
-    except BackendUnavailableError as error:  # reported by pytest -ra, never silent
-        pytest.skip(f"{name} cannot run here: {error}")
+    except BackendUnavailableError as error:  # the `stores` extra ships every server
+        pytest.fail(f"{name} cannot run here: {error}")
     try:
         remember_and_forget(backend)
         backend.apply_remedy()
@@ -85,10 +87,40 @@ def test_a_server_that_cannot_start_is_a_clear_error_and_leaves_nothing(tmp_path
     (bindir / "initdb").chmod(0o755)
     monkeypatch.setattr(postgres_server, "find_bindir", lambda: bindir)
     temp = Path(tempfile.gettempdir())
-    before = set(temp.glob("membench-pg-*"))
+    before = _server_directories(temp)
     with pytest.raises(BackendUnavailableError, match="PostgreSQL initdb failed"):
         postgres_server.PostgresServer()
-    assert set(temp.glob("membench-pg-*")) <= before  # its temporary directory is gone
+    assert _server_directories(temp) <= before  # its temporary directory is gone
+
+
+def _server_directories(temp: Path) -> set[Path]:
+    """A server's own directories; not the per-process copy of an unreachable install."""
+    return set(temp.glob("membench-pg-*")) - set(temp.glob("membench-pg-install-*"))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root drops to `nobody` to run the server")
+def test_as_root_a_server_installed_where_nobody_cannot_reach_still_starts(tmp_path, monkeypatch):
+    """CI's Python lives in /root (mode 700): `nobody` cannot run pgserver's binaries there."""
+    from membench.backends import postgres_server
+
+    psycopg = pytest.importorskip("psycopg")
+    installed = postgres_server.find_bindir()
+    site = installed.parent.parent.parent  # pgserver's site-packages: bin/pginstall/pgserver
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    (private / "site").symlink_to(site, target_is_directory=True)
+    bindir = private / "site" / installed.relative_to(site)
+    monkeypatch.setattr(postgres_server, "find_bindir", lambda: bindir)
+    unreachable = subprocess.run(["runuser", "-u", "nobody", "--", "test", "-x",
+                                  str(bindir / "initdb")])
+    assert unreachable.returncode != 0
+    server = postgres_server.PostgresServer()
+    try:
+        assert not server.bindir.is_relative_to(private)
+        with psycopg.connect(server.conninfo()) as connection:
+            assert connection.execute("SELECT 1 + 1").fetchone() == (2,)
+    finally:
+        server.close()
 
 
 def test_no_server_binaries_is_a_clear_error(monkeypatch):

@@ -40,8 +40,10 @@ SHAPE = ScenarioShape(seed=42, sessions=30, exchanges_per_session=3, probe_days=
 def _open(name: str, directory: Path, remedy: str = NO_REMEDY):
     try:
         return BACKENDS[name](directory, EMBED, remedy)
-    except (BackendUnavailableError, ImportError) as error:
-        pytest.skip(f"{name} cannot run here: {error}")
+    except ImportError as error:  # the `stores` extra is not installed
+        pytest.skip(f"{name} needs the `stores` extra: {error}")
+    except BackendUnavailableError as error:  # installed but unable to run: a real failure
+        pytest.fail(f"{name} cannot run here: {error}")
 
 
 def _wal_frames(wal: bytes) -> list[tuple[bytes, bytes]]:

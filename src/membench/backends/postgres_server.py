@@ -5,7 +5,9 @@ Binaries: the server that the PyPI package pgserver ships inside its wheel (Post
 16 with pgvector, in the `stores` extra), else the machine's own (pg_config --bindir,
 Debian's /usr/lib/postgresql/*/bin). Run as root (CI, containers), every server command
 runs as the user `nobody` through runuser, and the data directory is owned by it:
-PostgreSQL refuses to run as root. Anything that stops the server from starting raises
+PostgreSQL refuses to run as root. Where `nobody` cannot reach the binaries (pgserver
+installed under root's own home, as with a pyenv Python in /root), the installation is
+copied once per process to a temporary directory it can read. Anything that stops the server from starting raises
 BackendUnavailableError with the server's own log, never a silent skip.
 """
 
@@ -75,6 +77,56 @@ def _remove_templates() -> None:
         shutil.rmtree(template.parent, ignore_errors=True)
 
 
+_reachable: dict[Path, Path] = {}  # bindir -> itself, or a copy of it that `nobody` can run
+_copies: list[Path] = []
+
+
+def _reachable_bindir(bindir: Path) -> Path:
+    """`bindir`, or a copy of its installation (bin, lib, share) that `nobody` can run."""
+    with _templates_lock:
+        if bindir in _reachable:
+            return _reachable[bindir]
+        probe = subprocess.run(["runuser", "-u", UNPRIVILEGED, "--", "test", "-x",
+                                str(bindir / "initdb")], capture_output=True)
+        if probe.returncode == 0:
+            _reachable[bindir] = bindir
+            return bindir
+        root = Path(tempfile.mkdtemp(prefix="membench-pg-install-"))
+        try:
+            _copy_installation(bindir.parent, root)
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        if not _copies:
+            atexit.register(_remove_copies)
+        _copies.append(root)
+        _reachable[bindir] = root / _COPY_LAYOUT / bindir.parent.name / bindir.name
+        return _reachable[bindir]
+
+
+_COPY_LAYOUT = Path("site-packages") / "package"
+
+
+def _copy_installation(install: Path, root: Path) -> None:
+    """The installation keeps its place relative to the wheel's vendored libraries
+    (auditwheel's `<package>.libs` beside the package, reached through the binaries'
+    RPATH `$ORIGIN/../../../<package>.libs`): both are copied in the same layout."""
+    os.chmod(root, 0o755)
+    site = root / _COPY_LAYOUT.parent
+    shutil.copytree(install, root / _COPY_LAYOUT / install.name, symlinks=True,
+                    ignore=shutil.ignore_patterns("include"))
+    for libs in sorted(install.parent.parent.glob("*.libs")):
+        shutil.copytree(libs, site / libs.name, symlinks=True)
+    for path in [root, *root.rglob("*")]:
+        if path.is_dir() and not path.is_symlink():
+            os.chmod(path, 0o755)
+
+
+def _remove_copies() -> None:
+    for root in _copies:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 class PostgresServer:
     """Started by the constructor, stopped by close(); `data` is the directory to scan.
 
@@ -84,12 +136,14 @@ class PostgresServer:
     cluster, at a fraction of initdb's time."""
 
     def __init__(self) -> None:
+        self._as_root = os.geteuid() == 0
         self.bindir = find_bindir()
         self.root = Path(tempfile.mkdtemp(prefix="membench-pg-"))
         self.data = self.root / "data"
         self.socket_dir = self.root
-        self._as_root = os.geteuid() == 0
         try:
+            if self._as_root:
+                self.bindir = _reachable_bindir(self.bindir)
             self._own(self.root)
             shutil.copytree(self._template(), self.data, symlinks=True)
             if self._as_root:
