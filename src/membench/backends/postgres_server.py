@@ -87,7 +87,7 @@ def _reachable_bindir(bindir: Path) -> Path:
         if bindir in _reachable:
             return _reachable[bindir]
         probe = subprocess.run(["runuser", "-u", UNPRIVILEGED, "--", "test", "-x",
-                                str(bindir / "initdb")], capture_output=True)
+                                str(bindir / "initdb")], capture_output=True, check=False)
         if probe.returncode == 0:
             _reachable[bindir] = bindir
             return bindir
