@@ -18,8 +18,8 @@ import typer
 from membench.backends.at_rest import ScanCache
 from membench.backends.base import BackendUnavailableError, Embed
 from membench.backends.catalog import BACKENDS
-from membench.backends.parity import parity_rows
-from membench.backends.replay import BackendRun, run_backend, scenario_ends
+from membench.backends.parity import ParityRow, memory_index, parity_rows
+from membench.backends.replay import BackendAudit, run_backend, scenario_ends
 from membench.backends.summary import summary
 from membench.commands.common import (
     PARAMS_FILE,
@@ -83,22 +83,25 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
     built = read_scenario(scenario)
     fact_records = records_from_table(read_parquet(records))
     vectors = vectors_from_table(read_parquet(embeddings), p.embedding.model)
-    in_memory = outcomes_from_table(read_parquet(outcomes))
     indexes = IndexCache(None, vectors)
     embed = Embed(indexes.vector, len(next(iter(vectors.values()))))
     policies = [policy for policy in build_policies(p.policies)
                 if set(policy.stores) <= set(stores)]
+    memory = memory_index(outcomes_from_table(read_parquet(outcomes)),
+                          [policy.id for policy in policies])
     parity_out, rankings_out, at_rest_out, costs_out = [], [], [], []
     cache = ScanCache()  # one file is scanned once per needle in the whole stage run
 
-    def run(name: str, workdir: Path) -> BackendRun:
+    def run(name: str, workdir: Path) -> tuple[list[ParityRow], BackendAudit]:
+        """The parity rows at once, so that no backend's contexts outlive its run."""
         progress(f"backend {name}: {len(stores)} stores, {len(policies)} policies")
         try:
-            return run_backend(name, BACKENDS[name], built, fact_records, policies, stores,
-                               embed, IndexCache(None, vectors), workdir, backend_files,
-                               cache)
+            backend_run = run_backend(name, BACKENDS[name], built, fact_records, policies,
+                                      stores, embed, IndexCache(None, vectors), workdir,
+                                      backend_files, cache)
         except (BackendUnavailableError, ImportError) as error:
             raise ValueError(f"backend {name} cannot run here: {error}") from error
+        return parity_rows(name, backend_run.result.outcomes, memory), backend_run.audit()
 
     with tempfile.TemporaryDirectory(prefix="membench-backends-") as workdir:
         # Backends are independent: two at a time overlap one's waits (a server's round
@@ -113,11 +116,11 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
                 for future in started.values():
                     future.cancel()  # those not started yet; the running ones finish
                 raise
-    for name, backend_run in zip(names, runs, strict=True):
-        parity_out += parity_rows(name, backend_run.result.outcomes, in_memory)
-        rankings_out += backend_run.rankings
-        at_rest_out += backend_run.at_rest
-        costs_out += [asdict(c) for c in backend_run.costs]
+    for backend_parity, backend_audit in runs:
+        parity_out += backend_parity
+        rankings_out += backend_audit.rankings
+        at_rest_out += backend_audit.at_rest
+        costs_out += [asdict(c) for c in backend_audit.costs]
     tables = summary({n: BACKENDS[n] for n in names}, stores, [pol.id for pol in policies],
                      parity_out, rankings_out, at_rest_out, built.sessions,
                      scenario_ends(built))

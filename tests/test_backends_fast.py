@@ -6,6 +6,7 @@ from one turn, a joined benchmark's scenarios on databases of their own. Real st
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 from pathlib import Path
@@ -16,7 +17,7 @@ from backend_helpers import EMBED, SECRET_VALUE, remember_and_forget, where
 from membench.backends.at_rest import ScanCache
 from membench.backends.base import NO_REMEDY, BackendUnavailableError
 from membench.backends.catalog import BACKENDS
-from membench.backends.parity import parity_rows
+from membench.backends.parity import memory_index, parity_rows
 from membench.backends.replay import run_backend
 from membench.backends.scanner import VECTOR_PIECE, Needle, scan, value_needles
 from membench.backends.sqlite_files import connect
@@ -214,9 +215,29 @@ def test_the_report_says_the_audit_does_not_apply_when_nothing_is_deleted(tmp_pa
                       policies, ["profile", "transcript"], EMBED, IndexCache(), tmp_path,
                       backend_files)
     assert run.at_rest == () and run.costs == ()
-    parity = parity_rows("langgraph_memory", run.result.outcomes, run.result.outcomes)
+    parity = parity_rows("langgraph_memory", run.result.outcomes,
+                         memory_index(run.result.outcomes))
     tables = summary({"langgraph_memory": BACKENDS["langgraph_memory"]},
                      ["profile", "transcript"], [p.id for p in policies], parity,
                      run.rankings, run.at_rest, scenario.sessions)
     text = "\n".join(backends_section(tables))
     assert "does not apply to this run" in text and "| Remedy |" not in text
+
+
+def test_parity_tells_a_context_that_differs_by_one_character(tmp_path):
+    scenario = build_given((parse_format2(json.loads(FIXTURE.read_text(encoding="utf-8"))),),
+                           [], SHAPE)
+    records = EXTRACTORS["perfect"](scenario)
+    policies = [p for p in without_embeddings(build_policies(PolicySettings()))
+                if set(p.stores) <= {"profile", "transcript"}]
+    run = run_backend("langgraph_memory", BACKENDS["langgraph_memory"], scenario, records,
+                      policies, ["profile", "transcript"], EMBED, IndexCache(), tmp_path,
+                      backend_files)
+    memory = memory_index(run.result.outcomes)
+    changed = run.result.outcomes[0]
+    changed = dataclasses.replace(changed, context=changed.context + " ",
+                                  outcome="leaked" if changed.outcome != "leaked" else "current")
+    rows = parity_rows("langgraph_memory", [changed, *run.result.outcomes[1:]], memory)
+    assert not rows[0].same_context and not rows[0].same_outcome
+    assert all(r.same_context and r.same_outcome for r in rows[1:])
+    assert len(memory_index(run.result.outcomes, [policies[0].id])) < len(memory)

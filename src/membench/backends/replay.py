@@ -238,11 +238,19 @@ def native_search(backend: StoreBackend, retriever: str, question: str,
 
 
 @dataclass(frozen=True)
-class BackendRun:
-    result: BenchResult
+class BackendAudit:
+    """What a backend's run leaves besides its outcomes."""
     rankings: tuple[RankingRow, ...]
     at_rest: tuple[AtRestRow, ...]
     costs: tuple[CostRow, ...]
+
+
+@dataclass(frozen=True)
+class BackendRun(BackendAudit):
+    result: BenchResult
+
+    def audit(self) -> BackendAudit:
+        return BackendAudit(self.rankings, self.at_rest, self.costs)
 
 
 def _no_tokens(texts: Sequence[str]) -> list[int]:
@@ -387,4 +395,4 @@ def run_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario
             rows, cost = cured[(end, store)][remedy]
             at_rest += rows
             costs.append(cost)
-    return BackendRun(result, tuple(replay.rankings.values()), tuple(at_rest), tuple(costs))
+    return BackendRun(tuple(replay.rankings.values()), tuple(at_rest), tuple(costs), result)
