@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import struct
 
+import numpy as np
 from backend_helpers import EMBED, SECRET, SECRET_VALUE, filler, where
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,6 +25,8 @@ from membench.backends.scanner import (
     VALUE,
     VECTOR_PIECE,
     scan,
+    scan_many,
+    scan_needle,
     value_needles,
     vector_needle,
 )
@@ -140,3 +143,49 @@ def test_postgres_heap_tuple_live_dead_or_unallocated():
     assert postgres_region(locked, at) == LIVE_CELL
     assert postgres_region(live, 4000) == UNALLOCATED
 
+
+
+def _needle_strategy():
+    alphabet = st.sampled_from([b"\0", b"a", b"b", b"ab", b"\0a", b"\x01\x02\x03"])
+    pieces = st.lists(alphabet, min_size=1, max_size=6).map(b"".join)
+    values = st.tuples(st.sampled_from(["k1", "k2"]), pieces).map(
+        lambda kv: value_needles(kv[0], kv[1].decode("latin-1"))[0])
+    vectors = st.lists(st.sampled_from([0.0, 1.0, -2.5, 3e-38]), min_size=70,
+                       max_size=140).map(lambda v: vector_needle("k3", np.array(v)))
+    return st.one_of(values, vectors)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_needle_strategy(), min_size=1, max_size=5),
+       st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9)), max_size=8),
+       st.binary(max_size=600), st.integers(0, 300))
+def test_one_pass_over_many_needles_finds_what_one_find_per_needle_finds(
+        needles, planted, noise, zeros):
+    """scan_many against the reference scan_needle: the same hits in the same order,
+    with needles planted whole, as pieces of a vector, overlapping, and in a zero tail."""
+    blob = bytearray(noise)
+    for which, cut in planted:
+        data = needles[which % len(needles)].data
+        blob += data[cut * VECTOR_PIECE // 4:] if len(data) > VECTOR_PIECE else data
+        blob += noise[:cut]
+    blob = bytes(blob) + b"\0" * zeros
+    many = scan_many(blob, needles)
+    for needle in needles:
+        assert many[needle] == scan_needle(blob, needle)
+
+
+def test_one_pass_over_a_large_file_crosses_its_chunks_exactly(monkeypatch):
+    from membench.backends import scanner
+
+    monkeypatch.setattr(scanner, "CHUNK", 1000)
+    rng = np.random.default_rng(7)
+    needles = [vector_needle("v", rng.normal(size=384)), *value_needles("k", SECRET_VALUE)]
+    blob = bytearray(rng.integers(0, 256, 50_000, dtype=np.uint8).tobytes())
+    for at in (0, 999, 1000, 7_000, 48_000):  # at and across chunk borders
+        data = needles[at % 2].data
+        blob[at:at + len(data)] = data
+    blob = bytes(blob)
+    many = scan_many(blob, needles)
+    for needle in needles:
+        assert many[needle] == scan_needle(blob, needle)
+    assert [h.offset for h in many[needles[0]]] == [0, 1_000, 7_000, 48_000]

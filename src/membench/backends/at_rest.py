@@ -13,8 +13,7 @@ from membench.backends.scanner import (
     VECTOR,
     Hit,
     Needle,
-    end_of_data,
-    scan_needle,
+    scan_many,
     value_needles,
     vector_needle,
 )
@@ -70,9 +69,8 @@ class ScanCache:
         digest = hashlib.blake2b(blob, digest_size=20).digest()
         missing = [n for n in dict.fromkeys(wanted) if (digest, n) not in self._hits]
         if missing:
-            end = end_of_data(blob)
-            for needle in missing:
-                self._hits[(digest, needle)] = scan_needle(blob, needle, end)
+            for needle, hits in scan_many(blob, missing).items():
+                self._hits[(digest, needle)] = hits
         return [hit for needle in wanted for hit in self._hits[(digest, needle)]]
 
 

@@ -10,6 +10,11 @@ matches when any of its aligned VECTOR_PIECE-byte pieces is found: any contiguou
 2 * VECTOR_PIECE - 1 bytes of the vector holds one whole aligned piece. Compressed storage
 is the one thing no byte scan sees; docs/backends.md says which backend compresses what.
 Where in a database a hit lies is read from the page headers by membench.backends.pages.
+
+scan_needle is the reference: one bytes.find pass per piece. scan_many finds the same hits
+for many needles in one pass over the file (a thousand-session store is tens of MB, and an
+audit day has thousands of vector pieces): a table of every piece's first PREFIX bytes
+marks the candidate offsets (numpy, in chunks), and each candidate is checked byte for byte.
 """
 
 from __future__ import annotations
@@ -91,5 +96,68 @@ def scan_needle(blob: bytes, needle: Needle, end: int | None = None) -> list[Hit
 
 def scan(blob: bytes, needles: Sequence[Needle]) -> list[Hit]:
     """Every occurrence of every needle (or of any piece of a vector needle) in blob."""
-    end = end_of_data(blob)
-    return [hit for needle in needles for hit in scan_needle(blob, needle, end)]
+    found = scan_many(blob, needles)
+    return [hit for needle in needles for hit in found[needle]]
+
+
+PREFIX = 3  # bytes: a table of 2**24 flags, one per possible prefix
+KEY = 8  # bytes of a candidate looked up before the whole piece is compared
+CHUNK = 1 << 23  # offsets per numpy pass (bounds the temporary arrays to ~50 MB)
+
+
+def _offsets_by_piece(blob: bytes, pieces: Sequence[bytes], end: int) -> dict[bytes, list[int]]:
+    """Every start offset of every piece, ascending. Pieces too short for the table, or
+    starting with zeros (a file's zero fill would make every offset a candidate), take
+    bytes.find as in scan_needle."""
+    found: dict[bytes, list[int]] = {piece: [] for piece in pieces}
+    by_key: dict[bytes, list[bytes]] = {}
+    for piece in found:
+        if len(piece) >= KEY and piece[:PREFIX].strip(b"\0"):
+            by_key.setdefault(piece[:KEY], []).append(piece)
+        else:
+            stop = min(len(blob), end - 1 + len(piece)) if piece.strip(b"\0") else len(blob)
+            start = blob.find(piece, 0, stop)
+            while start != -1:
+                found[piece].append(start)
+                start = blob.find(piece, start + 1, stop)
+    if not by_key:
+        return found
+    wanted = np.zeros(1 << (8 * PREFIX), dtype=bool)
+    keys = np.frombuffer(b"".join(by_key), dtype=np.uint8).reshape(-1, KEY)
+    wanted[_prefix_codes(keys[:, 0], keys[:, 1], keys[:, 2])] = True
+    data = np.frombuffer(blob, dtype=np.uint8)
+    # a piece holding a non-zero byte starts before `end`: the bytes from there are zeros
+    last = min(end, len(blob) - KEY + 1)
+    for first in range(0, max(last, 0), CHUNK):
+        stop = min(first + CHUNK, last)
+        codes = _prefix_codes(data[first:stop], data[first + 1:stop + 1],
+                              data[first + 2:stop + 2])
+        for offset in (np.flatnonzero(wanted[codes]) + first).tolist():
+            for piece in by_key.get(blob[offset:offset + KEY], ()):
+                if blob.startswith(piece, offset):
+                    found[piece].append(offset)
+    return found
+
+
+def _prefix_codes(b0: np.ndarray, b1: np.ndarray, b2: np.ndarray) -> np.ndarray:
+    return (b0.astype(np.uint32) << 16) | (b1.astype(np.uint32) << 8) | b2
+
+
+def scan_many(blob: bytes, needles: Sequence[Needle],
+              end: int | None = None) -> dict[Needle, list[Hit]]:
+    """scan_needle's hits, in its order, for every needle: one pass over blob for all."""
+    end = end_of_data(blob) if end is None else end
+    offsets = _offsets_by_piece(blob, list(dict.fromkeys(
+        piece for needle in needles for piece in needle.pieces())), end)
+    found: dict[Needle, list[Hit]] = {}
+    for needle in dict.fromkeys(needles):
+        hits: list[Hit] = []
+        seen: set[int] = set()
+        for piece_index, piece in enumerate(needle.pieces()):
+            for start in offsets[piece]:
+                origin = start - piece_index * VECTOR_PIECE if needle.form == VECTOR else start
+                if origin not in seen:
+                    seen.add(origin)
+                    hits.append(Hit(needle, start))
+        found[needle] = hits
+    return found
