@@ -18,7 +18,7 @@ import typer
 from membench.backends.at_rest import ScanCache
 from membench.backends.base import BackendUnavailableError, Embed
 from membench.backends.catalog import BACKENDS
-from membench.backends.parity import ParityRow, memory_index, parity_rows
+from membench.backends.parity import ParityRow, parity_rows
 from membench.backends.replay import BackendAudit, run_backend, scenario_ends
 from membench.backends.summary import summary
 from membench.commands.common import (
@@ -37,7 +37,7 @@ from membench.commands.common import (
 from membench.io.at_rest import backend_files
 from membench.io.backend_tables import (
     at_rest_table,
-    outcomes_from_table,
+    memory_index_from_parquet,
     parity_table,
     rankings_table,
 )
@@ -87,8 +87,7 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
     embed = Embed(indexes.vector, len(next(iter(vectors.values()))))
     policies = [policy for policy in build_policies(p.policies)
                 if set(policy.stores) <= set(stores)]
-    memory = memory_index(outcomes_from_table(read_parquet(outcomes)),
-                          [policy.id for policy in policies])
+    memory = memory_index_from_parquet(outcomes, [policy.id for policy in policies])
     parity_out, rankings_out, at_rest_out, costs_out = [], [], [], []
     cache = ScanCache()  # one file is scanned once per needle in the whole stage run
 

@@ -11,6 +11,7 @@ import json
 import struct
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from backend_helpers import EMBED, SECRET_VALUE, remember_and_forget, where
 
@@ -24,6 +25,8 @@ from membench.backends.sqlite_files import connect
 from membench.backends.summary import summary
 from membench.extraction.extractors import EXTRACTORS
 from membench.io.at_rest import backend_files, tree_bytes
+from membench.io.backend_tables import memory_index_from_parquet
+from membench.io.tables import outcomes_table
 from membench.memory.policies import PolicySettings, build_policies, without_embeddings
 from membench.memory.stores import STORES, Memory
 from membench.reporting.backends_tables import backends_section
@@ -241,3 +244,24 @@ def test_parity_tells_a_context_that_differs_by_one_character(tmp_path):
     assert not rows[0].same_context and not rows[0].same_outcome
     assert all(r.same_context and r.same_outcome for r in rows[1:])
     assert len(memory_index(run.result.outcomes, [policies[0].id])) < len(memory)
+
+
+@pytest.mark.parametrize("story", ["default", "format2"])
+def test_the_parity_index_read_in_batches_equals_the_one_of_the_rows(story, tmp_path,
+                                                                     default_run):
+    if story == "default":
+        rows = default_run.result.outcomes
+    else:
+        scenario = build_given(
+            (parse_format2(json.loads(FIXTURE.read_text(encoding="utf-8"))),), [], SHAPE)
+        policies = without_embeddings(build_policies(PolicySettings()))
+        rows = run_bench(scenario, EXTRACTORS["perfect"](scenario), policies,
+                         lambda texts: [0] * len(texts), IndexCache()).outcomes
+    path = tmp_path / "outcomes.parquet"
+    pq.write_table(outcomes_table(rows), path)
+    some = sorted({r.policy for r in rows})[::2]
+    assert memory_index_from_parquet(path, some) == memory_index(rows, some)
+    assert len(memory_index(rows, some)) < len(rows)
+    pq.write_table(outcomes_table(rows).drop_columns(["context"]), path)
+    with pytest.raises(ValueError, match="expected schema"):
+        memory_index_from_parquet(path, some)

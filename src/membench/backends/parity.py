@@ -27,7 +27,7 @@ class ParityRow:
 ProbeKey = tuple[str, int, str, str]  # policy, day, probe id, question
 
 
-def _digest(text: str) -> bytes:
+def context_digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=32).digest()
 
 
@@ -36,7 +36,7 @@ def memory_index(in_memory: Iterable[OutcomeRow],
     """The in-memory side kept small: each probe's outcome and a digest of its context
     (a full transcript's context is megabytes at a thousand sessions)."""
     wanted = None if policies is None else set(policies)
-    return {(r.policy, r.day, r.probe_id, r.question): (r.outcome, _digest(r.context))
+    return {(r.policy, r.day, r.probe_id, r.question): (r.outcome, context_digest(r.context))
             for r in in_memory if wanted is None or r.policy in wanted}
 
 
@@ -52,5 +52,5 @@ def parity_rows(backend: str, on_backend: Sequence[OutcomeRow],
         memory_outcome, memory_context = m
         rows.append(ParityRow(backend, r.policy, r.day, r.fact_key, r.form, r.question,
                               r.outcome, memory_outcome, r.outcome == memory_outcome,
-                              _digest(r.context) == memory_context))
+                              context_digest(r.context) == memory_context))
     return rows

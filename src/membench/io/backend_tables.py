@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
+from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from membench.backends.at_rest import AtRestRow
-from membench.backends.parity import ParityRow
+from membench.backends.parity import ParityRow, ProbeKey, context_digest
 from membench.backends.replay import RankingRow
-from membench.io.tables import _rows, _table, result_from_tables, stored_table
-from membench.scoring.bench import OutcomeRow
+from membench.io.tables import (
+    OUTCOMES_FORMAT2_SCHEMA,
+    OUTCOMES_SCHEMA,
+    _rows,
+    _table,
+)
 
 
 def _list(item: pa.DataType) -> pa.DataType:
@@ -75,7 +82,27 @@ def at_rest_from_table(table: pa.Table) -> list[AtRestRow]:
             for row in _rows(table, BACKEND_AT_REST_SCHEMA, "backend at-rest table")]
 
 
-def outcomes_from_table(table: pa.Table) -> tuple[OutcomeRow, ...]:
-    """The policies stage's outcomes of either format (the in-memory side of the parity
-    check): its own reader, without the stored-tokens table."""
-    return result_from_tables(table, stored_table([])).outcomes
+def memory_index_from_parquet(path: Path, policies: Iterable[str]
+                              ) -> dict[ProbeKey, tuple[str, bytes]]:
+    """parity.memory_index of the policies stage's outcomes, read a batch at a time: at a
+    thousand sessions the file's contexts are gigabytes once decoded."""
+    if not path.is_file():
+        raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
+    schema = pq.read_schema(path)
+    format2 = "probe_id" in schema.names
+    if not schema.equals(OUTCOMES_FORMAT2_SCHEMA if format2 else OUTCOMES_SCHEMA,
+                         check_metadata=False):
+        raise ValueError(f"{path} does not have the expected schema: rerun the policies stage")
+    wanted = pa.array(sorted(set(policies)), pa.string())
+    columns = ["policy", "day", "question", "outcome", "context"] + (["probe_id"] * format2)
+    index: dict[ProbeKey, tuple[str, bytes]] = {}
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=4096, columns=columns):
+        batch = batch.filter(pc.is_in(batch.column("policy"), value_set=wanted))
+        probe_ids = (batch.column("probe_id").to_pylist() if format2
+                     else [None] * batch.num_rows)
+        for policy, day, question, outcome, context, probe_id in zip(
+                batch.column("policy").to_pylist(), batch.column("day").to_pylist(),
+                batch.column("question").to_pylist(), batch.column("outcome").to_pylist(),
+                batch.column("context").to_pylist(), probe_ids, strict=True):
+            index[(policy, day, probe_id, question)] = (outcome, context_digest(context))
+    return index
