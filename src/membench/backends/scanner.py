@@ -125,6 +125,7 @@ def _offsets_by_piece(blob: bytes, pieces: Sequence[bytes], end: int) -> dict[by
     wanted = np.zeros(1 << (8 * PREFIX), dtype=bool)
     keys = np.frombuffer(b"".join(by_key), dtype=np.uint8).reshape(-1, KEY)
     wanted[_prefix_codes(keys[:, 0], keys[:, 1], keys[:, 2])] = True
+    key_codes = np.unique(keys.view(np.uint64).ravel())
     data = np.frombuffer(blob, dtype=np.uint8)
     # a piece holding a non-zero byte starts before `end`: the bytes from there are zeros
     last = min(end, len(blob) - KEY + 1)
@@ -132,7 +133,10 @@ def _offsets_by_piece(blob: bytes, pieces: Sequence[bytes], end: int) -> dict[by
         stop = min(first + CHUNK, last)
         codes = _prefix_codes(data[first:stop], data[first + 1:stop + 1],
                               data[first + 2:stop + 2])
-        for offset in (np.flatnonzero(wanted[codes]) + first).tolist():
+        candidates = np.flatnonzero(wanted[codes]) + first
+        # then the whole KEY bytes at each candidate, before any Python-level check
+        at = data[candidates[:, None] + np.arange(KEY)].view(np.uint64).ravel()
+        for offset in candidates[np.isin(at, key_codes)].tolist():
             for piece in by_key.get(blob[offset:offset + KEY], ()):
                 if blob.startswith(piece, offset):
                     found[piece].append(offset)
