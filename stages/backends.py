@@ -97,7 +97,7 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
         try:
             backend_run = run_backend(name, BACKENDS[name], built, fact_records, policies,
                                       stores, embed, IndexCache(None, vectors), workdir,
-                                      backend_files, cache)
+                                      backend_files, cache, progress)
         except (BackendUnavailableError, ImportError) as error:
             raise ValueError(f"backend {name} cannot run here: {error}") from error
         return parity_rows(name, backend_run.result.outcomes, memory), backend_run.audit()

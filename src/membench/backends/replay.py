@@ -28,7 +28,7 @@ from membench.retrieval.dense import reciprocal_rank_fusion
 from membench.retrieval.retrievers import RRF_K, Document, IndexCache
 from membench.scenario.model import Scenario
 from membench.scoring.audit import audit_days
-from membench.scoring.bench import BenchResult, run_bench
+from membench.scoring.bench import BenchResult, Progress, run_bench
 
 Files = Callable[[Path | None], Iterable[tuple[str, bytes]]]  # membench.io.at_rest
 
@@ -369,16 +369,23 @@ def _remedied(audited: Replay, store: str, end: int) -> Cured:
 def run_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario,
                 records: Sequence[FactRecord], policies: Sequence[Policy],
                 stores: Sequence[str], embed: Embed, vectors: IndexCache, workdir: Path,
-                files: Files, cache: ScanCache | None = None) -> BackendRun:
+                files: Files, cache: ScanCache | None = None,
+                progress: Progress | None = None) -> BackendRun:
     """The policies on the backend (no remedy, scanned on every audit day), then each
     remedy, as on a fresh replay of every store that deleted, at its scenario's end."""
+    def said(message: str) -> None:
+        if progress:
+            progress(f"backend {name}: {message}")
+
     replay = Replay(name, backend_class, scenario, records, stores, embed, workdir, files,
                     cache=cache)
     cured: dict[tuple[int, str], Cured] = {}
     try:
         result = run_bench(scenario, records, policies, _no_tokens, vectors,
-                           memories=replay.memory)
+                           progress=said, memories=replay.memory)
+        said(f"replayed to day {replay.day} of {scenario.sessions}; the audit to the end")
         replay.advance_to(scenario.sessions, backend_audit_days(scenario))
+        said(f"remedies {', '.join(backend_class.remedies) or '(none)'}")
         at_rest = list(replay.at_rest)
         deleting = replay.finish()
         if backend_class.forks and not backend_class.reads_write:  # forks of this replay
