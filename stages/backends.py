@@ -8,6 +8,7 @@ and stop it when done; a backend that cannot run here fails the stage with its r
 from __future__ import annotations
 
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -90,14 +91,21 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
     memory = memory_index_from_parquet(outcomes, [policy.id for policy in policies])
     parity_out, rankings_out, at_rest_out, costs_out = [], [], [], []
     cache = ScanCache()  # one file is scanned once per needle in the whole stage run
+    stopping = threading.Event()
+
+    def said(message: str) -> None:
+        """Progress, and where a running backend stops once the stage is interrupted."""
+        if stopping.is_set():
+            raise RuntimeError("the backends stage was interrupted")
+        progress(message)
 
     def run(name: str, workdir: Path) -> tuple[list[ParityRow], BackendAudit]:
         """The parity rows at once, so that no backend's contexts outlive its run."""
-        progress(f"backend {name}: {len(stores)} stores, {len(policies)} policies")
+        said(f"backend {name}: {len(stores)} stores, {len(policies)} policies")
         try:
             backend_run = run_backend(name, BACKENDS[name], built, fact_records, policies,
                                       stores, embed, IndexCache(None, vectors), workdir,
-                                      backend_files, cache, progress)
+                                      backend_files, cache, said)
         except (BackendUnavailableError, ImportError) as error:
             raise ValueError(f"backend {name} cannot run here: {error}") from error
         return parity_rows(name, backend_run.result.outcomes, memory), backend_run.audit()
@@ -112,8 +120,9 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
             try:
                 runs = [started[name].result() for name in names]
             except BaseException:
+                stopping.set()  # the running ones stop at their next probe day
                 for future in started.values():
-                    future.cancel()  # those not started yet; the running ones finish
+                    future.cancel()  # those not started yet
                 raise
     for backend_parity, backend_audit in runs:
         parity_out += backend_parity

@@ -7,7 +7,11 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -193,3 +197,47 @@ def test_remeasure_reruns_from_scratch_and_finds_nothing_changed(clone, first_ru
     assert "No metric changed." in summary
     assert "No change in packages" in summary
     assert "2027-12-02" in (clone / "reports/report.md").read_text()
+
+
+def _postgres_servers() -> set[int]:
+    found = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if b"pginstall/bin/postgres" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.add(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def test_sigterm_stops_the_backends_stage_and_leaves_nothing(clone, first_run, tmp_path):
+    """A SIGTERM ends a stage as Ctrl-C does: its servers stopped, its temporary stores and
+    partial outputs removed, exit code 143."""
+    temp = Path(tempfile.gettempdir())
+    before = set(temp.glob("membench-*"))
+    servers_before = _postgres_servers()
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "membench.cli", "backends",
+               "--scenario", str(clone / "data/scenario"),
+               "--records", str(clone / "data/fact_records.parquet"),
+               "--embeddings", str(clone / "data/embeddings.parquet"),
+               "--outcomes", str(clone / "data/outcomes.parquet"),
+               "--params", str(clone / "params.yaml"),
+               "--parity", str(out / "parity.parquet"), "--rankings", str(out / "r.parquet"),
+               "--at-rest", str(out / "a.parquet"), "--summary", str(out / "s.json"),
+               "--costs", str(out / "c.json")]
+    process = subprocess.Popen(command, cwd=clone, stderr=subprocess.PIPE, text=True)
+    seen = ""
+    deadline = time.monotonic() + 300
+    while "day 10" not in seen and time.monotonic() < deadline:  # servers up, replay going
+        line = process.stderr.readline()
+        assert line, f"the stage ended before the signal: {seen}"
+        seen += line
+    process.send_signal(signal.SIGTERM)
+    _, rest = process.communicate(timeout=300)
+    assert process.returncode == 128 + signal.SIGTERM, seen + rest
+    assert not out.exists() or not any(out.iterdir())
+    left = {p for p in set(temp.glob("membench-*")) - before
+            if not p.name.startswith("membench-pg-install-")}
+    assert left == set()
+    assert _postgres_servers() <= servers_before

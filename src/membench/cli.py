@@ -3,6 +3,9 @@ top-level stages/, installed as membench.stages), plus the commands that are not
 
 from __future__ import annotations
 
+import signal
+import threading
+
 import typer
 
 from membench.commands.bench import bench
@@ -31,6 +34,20 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+@app.callback()
+def _on_start() -> None:
+    """A SIGTERM (a CI timeout, `kill`, a scheduler) ends a command as Ctrl-C does: through
+    its finally blocks, so no server, temporary store or partial output is left behind."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
 
 for command in (corpus, scenario, extract, index, embed, policies, multiseed, plots, report, bench,
                 remeasure, generate, users, extraction, backends):
