@@ -1,0 +1,53 @@
+"""The at-rest scan: one pass over a file for every needle (scanner.scan_many) against the
+reference, one bytes.find pass per needle piece (scanner.scan_needle).
+
+Not a test. The file is a store-like blob: words of text around a block of float32
+vectors; the needles are deleted values and the vectors of a tenth of the texts, as on
+an audit day of a long story. Both scanners must find the same hits (checked); the
+figures are seconds in one run, so compare the ratio, not the times.
+
+  python benchmarks/scan_bench.py [--megabytes 20] [--vectors 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from membench.backends.scanner import scan_many, scan_needle, value_needles, vector_needle
+
+WORDS = (b"the", b"user", b"said", b"Berlin", b"phone", b"number", b"is", b"Thursday",
+         b"and", b"Theodore")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--megabytes", type=float, default=20.0)
+    parser.add_argument("--vectors", type=int, default=500, help="vector needles")
+    args = parser.parse_args()
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(args.vectors * 10, 384)).astype("<f4")
+    words = int(args.megabytes * 1e6 - vectors.nbytes) // 6
+    text = b" ".join(WORDS[i] for i in rng.integers(0, len(WORDS), max(words, 1)))
+    blob = text[:len(text) // 2] + vectors.tobytes() + text[len(text) // 2:]
+    needles = [vector_needle("k", v) for v in vectors[::10]]
+    needles += [n for value in ("Theodore Berlin", "Thursday the 5th", "Berlin")
+                for n in value_needles("v", value)]
+    start = time.perf_counter()
+    many = scan_many(blob, needles)
+    one_pass = time.perf_counter() - start
+    start = time.perf_counter()
+    reference = {needle: scan_needle(blob, needle) for needle in needles}
+    per_needle = time.perf_counter() - start
+    assert many == reference, "the one-pass scan differs from the reference"
+    pieces = sum(len(n.pieces()) for n in needles)
+    print(f"file {len(blob) / 1e6:.1f} MB, {len(needles)} needles ({pieces} pieces), "
+          f"{sum(map(len, many.values()))} hits, the same in both")
+    print(f"one pass (scan_many): {one_pass:.2f} s")
+    print(f"one find per piece (scan_needle): {per_needle:.2f} s ({per_needle / one_pass:.0f}x)")
+
+
+if __name__ == "__main__":
+    main()
