@@ -36,7 +36,6 @@ app = typer.Typer(
 )
 
 
-
 def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
