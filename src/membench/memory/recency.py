@@ -62,17 +62,26 @@ def newest_per_group(memory: Memory, documents: list[Document], grouping: str,
                      threshold: Fraction) -> list[Document]:
     """The documents minus every one a newer document of its group supersedes, in their
     original order. Newer: a later exchange (every line carries its day)."""
-    keys = {r.exchange_index: r.key for r in memory.records}
+    if grouping == RECORD_KEY:
+        return _newest_per_key(memory, documents)
     users = {e.index: e.user for e in memory.exchanges}
     words = {d.source: content_words(users.get(d.source, d.text)) for d in documents}
-
-    def same(a: Document, b: Document) -> bool:
-        if grouping == RECORD_KEY:
-            return a.source in keys and keys.get(a.source) == keys.get(b.source)
-        return lexical(words[a.source], words[b.source]) >= threshold
-
     return [d for d in documents
-            if not any(o.source > d.source and same(d, o) for o in documents)]
+            if not any(o.source > d.source and
+                       lexical(words[d.source], words[o.source]) >= threshold
+                       for o in documents)]
+
+
+def _newest_per_key(memory: Memory, documents: list[Document]) -> list[Document]:
+    """Linear: the whole fact log is read at every probe (thousands of lines on a long
+    story). A line filed under no key is never superseded."""
+    keys = {r.exchange_index: r.key for r in memory.records}
+    newest: dict[str, int] = {}
+    for d in documents:
+        if d.source in keys:
+            key = keys[d.source]
+            newest[key] = max(newest.get(key, d.source), d.source)
+    return [d for d in documents if d.source not in keys or newest[keys[d.source]] == d.source]
 
 
 for _order, _reader in ((165, RecencyReader(
