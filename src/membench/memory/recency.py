@@ -44,11 +44,19 @@ class _Reader(Policy):
         self.label = declared.describes.format(k=settings.retrieval_top_k)
         self.stores = (declared.store,)
         self.searches = ((declared.store, declared.retriever),) if declared.retriever else ()
+        self._whole_store: tuple[Memory, Injection] | None = None
 
     def inject(self, memory: Memory, question: str) -> Injection:
         d = self.declared
-        if d.retriever is None:
-            documents = memory.documents(d.store)
+        if d.retriever is None:  # the same for every question of the day: once per memory
+            memo = self._whole_store
+            if memo is not None and memo[0] is memory:
+                return memo[1]
+            kept = newest_per_group(memory, memory.documents(d.store), d.grouping,
+                                    Fraction(str(self.settings.same_topic_threshold)))
+            injection = Injection(tuple(doc.text for doc in kept), None)
+            self._whole_store = (memory, injection)
+            return injection
         else:
             documents = memory.search(d.store, d.retriever, question,
                                       self.settings.retrieval_top_k)

@@ -33,6 +33,10 @@ from membench.scoring.bench import Progress
 from membench.scoring.rules import outcome_by
 
 NAMESPACED, SHARED = "namespaced", "shared"
+# Lines from which an injection is memoized by identity like a whole store (a policy that
+# filters a whole store, as the fact log's recency reader does, returns one tuple for every
+# question of a day); shorter ones (retrieved top-k) are scanned each time.
+LONG_INJECTION = 64
 MODES = (NAMESPACED, SHARED)
 
 Extractor = Callable[[Scenario], list[FactRecord]]
@@ -151,6 +155,8 @@ class LeakClassifier:
         for store in stores:
             if lines is store or (len(store) <= len(lines) and lines[:len(store)] == store):
                 return [self._store(store), self._scan(lines[len(store):])]
+        if len(lines) >= LONG_INJECTION:  # a reader's pass over a whole store: one tuple a day
+            return [self._store(lines)]
         return [self._scan(lines)]
 
     def classify(self, user: str, key: str, day: int, lines: tuple[str, ...],
