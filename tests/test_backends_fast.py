@@ -207,16 +207,21 @@ def test_a_joined_benchmark_on_sqlite_equals_memory_and_audits_each_scenario(tmp
     assert [r.day for r in ends] == [2, 4, 6, 8]
 
 
+def _on_langgraph_memory(scenario, tmp_path):
+    """The policies over profile and transcript on LangGraph's InMemoryStore (no files)."""
+    policies = [p for p in without_embeddings(build_policies(PolicySettings()))
+                if set(p.stores) <= {"profile", "transcript"}]
+    run = run_backend("langgraph_memory", BACKENDS["langgraph_memory"], scenario,
+                      EXTRACTORS["perfect"](scenario), policies, ["profile", "transcript"],
+                      EMBED, IndexCache(), tmp_path, backend_files)
+    return run, policies
+
+
 def test_the_report_says_the_audit_does_not_apply_when_nothing_is_deleted(tmp_path):
     data = json.loads(FIXTURE.read_text(encoding="utf-8"))
     del data["facts"][2]["deletions"]  # the phone number is never forgotten
     scenario = build_given((parse_format2(data),), [], SHAPE)
-    records = EXTRACTORS["perfect"](scenario)
-    policies = [p for p in without_embeddings(build_policies(PolicySettings()))
-                if set(p.stores) <= {"profile", "transcript"}]
-    run = run_backend("langgraph_memory", BACKENDS["langgraph_memory"], scenario, records,
-                      policies, ["profile", "transcript"], EMBED, IndexCache(), tmp_path,
-                      backend_files)
+    run, policies = _on_langgraph_memory(scenario, tmp_path)
     assert run.at_rest == () and run.costs == ()
     parity = parity_rows("langgraph_memory", run.result.outcomes,
                          memory_index(run.result.outcomes))
@@ -230,12 +235,7 @@ def test_the_report_says_the_audit_does_not_apply_when_nothing_is_deleted(tmp_pa
 def test_parity_tells_a_context_that_differs_by_one_character(tmp_path):
     scenario = build_given((parse_format2(json.loads(FIXTURE.read_text(encoding="utf-8"))),),
                            [], SHAPE)
-    records = EXTRACTORS["perfect"](scenario)
-    policies = [p for p in without_embeddings(build_policies(PolicySettings()))
-                if set(p.stores) <= {"profile", "transcript"}]
-    run = run_backend("langgraph_memory", BACKENDS["langgraph_memory"], scenario, records,
-                      policies, ["profile", "transcript"], EMBED, IndexCache(), tmp_path,
-                      backend_files)
+    run, policies = _on_langgraph_memory(scenario, tmp_path)
     memory = memory_index(run.result.outcomes)
     changed = run.result.outcomes[0]
     changed = dataclasses.replace(changed, context=changed.context + " ",
