@@ -199,11 +199,11 @@ def test_remeasure_reruns_from_scratch_and_finds_nothing_changed(clone, first_ru
     assert "2027-12-02" in (clone / "reports/report.md").read_text()
 
 
-def _postgres_servers() -> set[int]:
+def _processes_naming(text: str) -> set[int]:
     found = set()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if b"pginstall/bin/postgres" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if text.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
                 found.add(int(pid))
         except OSError:
             continue
@@ -212,10 +212,10 @@ def _postgres_servers() -> set[int]:
 
 def test_sigterm_stops_the_backends_stage_and_leaves_nothing(clone, first_run, tmp_path):
     """A SIGTERM ends a stage as Ctrl-C does: its servers stopped, its temporary stores and
-    partial outputs removed, exit code 143."""
-    temp = Path(tempfile.gettempdir())
-    before = set(temp.glob("membench-*"))
-    servers_before = _postgres_servers()
+    partial outputs removed, exit code 143. Its own temporary directory (TMPDIR), so other
+    processes' files do not count; short, for the servers' unix sockets."""
+    private = Path(tempfile.mkdtemp(prefix="mb-"))
+    private.chmod(0o755)  # the servers run as `nobody` when the tests run as root
     out = tmp_path / "out"
     command = [sys.executable, "-m", "membench.cli", "backends",
                "--scenario", str(clone / "data/scenario"),
@@ -226,18 +226,21 @@ def test_sigterm_stops_the_backends_stage_and_leaves_nothing(clone, first_run, t
                "--parity", str(out / "parity.parquet"), "--rankings", str(out / "r.parquet"),
                "--at-rest", str(out / "a.parquet"), "--summary", str(out / "s.json"),
                "--costs", str(out / "c.json")]
-    process = subprocess.Popen(command, cwd=clone, stderr=subprocess.PIPE, text=True)
-    seen = ""
-    deadline = time.monotonic() + 300
-    while "day 10" not in seen and time.monotonic() < deadline:  # servers up, replay going
-        line = process.stderr.readline()
-        assert line, f"the stage ended before the signal: {seen}"
-        seen += line
-    process.send_signal(signal.SIGTERM)
-    _, rest = process.communicate(timeout=300)
-    assert process.returncode == 128 + signal.SIGTERM, seen + rest
-    assert not out.exists() or not any(out.iterdir())
-    left = {p for p in set(temp.glob("membench-*")) - before
-            if not p.name.startswith("membench-pg-install-")}
-    assert left == set()
-    assert _postgres_servers() <= servers_before
+    try:
+        process = subprocess.Popen(command, cwd=clone, stderr=subprocess.PIPE, text=True,
+                                   env={**os.environ, "TMPDIR": str(private)})
+        seen = ""
+        deadline = time.monotonic() + 300
+        while "day 10" not in seen and time.monotonic() < deadline:  # servers up, replaying
+            line = process.stderr.readline()
+            assert line, f"the stage ended before the signal: {seen}"
+            seen += line
+        assert _processes_naming(str(private)), "no server was running under its TMPDIR"
+        process.send_signal(signal.SIGTERM)
+        _, rest = process.communicate(timeout=300)
+        assert process.returncode == 128 + signal.SIGTERM, seen + rest
+        assert not out.exists() or not any(out.iterdir())
+        assert list(private.iterdir()) == []
+        assert _processes_naming(str(private)) == set()
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
