@@ -45,34 +45,51 @@ class _Reader(Policy):
         self.stores = (declared.store,)
         self.searches = ((declared.store, declared.retriever),) if declared.retriever else ()
         self._whole_store: tuple[Memory, Injection] | None = None
+        self._speakers: tuple[Memory, dict[int, str]] | None = None
 
     def inject(self, memory: Memory, question: str) -> Injection:
         d = self.declared
+        threshold = Fraction(str(self.settings.same_topic_threshold))
         if d.retriever is None:  # the same for every question of the day: once per memory
             memo = self._whole_store
-            if memo is not None and memo[0] is memory:
-                return memo[1]
-            kept = newest_per_group(memory, memory.documents(d.store), d.grouping,
-                                    Fraction(str(self.settings.same_topic_threshold)))
-            injection = Injection(tuple(doc.text for doc in kept), None)
-            self._whole_store = (memory, injection)
-            return injection
-        else:
-            documents = memory.search(d.store, d.retriever, question,
-                                      self.settings.retrieval_top_k)
-        kept = newest_per_group(memory, documents, d.grouping,
-                                Fraction(str(self.settings.same_topic_threshold)))
-        return Injection(tuple(doc.text for doc in kept),
-                         tuple(doc.source for doc in kept) if d.retriever else None)
+            if memo is None or memo[0] is not memory:
+                kept = newest_per_group(memory, memory.documents(d.store), d.grouping,
+                                        threshold, self._user_turns(memory))
+                memo = (memory, Injection(tuple(doc.text for doc in kept), None))
+                self._whole_store = memo
+            return memo[1]
+        documents = memory.search(d.store, d.retriever, question,
+                                  self.settings.retrieval_top_k)
+        kept = newest_per_group(memory, documents, d.grouping, threshold,
+                                self._user_turns(memory))
+        return Injection(tuple(doc.text for doc in kept), tuple(doc.source for doc in kept))
+
+    def _user_turns(self, memory: Memory) -> dict[int, str] | None:
+        """Exchange index -> user turn, once per day's memory (a shared store of many
+        users holds a million exchanges; a probe retrieves a few); None where the
+        grouping reads no words."""
+        if self.declared.grouping == RECORD_KEY:
+            return None
+        memo = self._speakers
+        if memo is None or memo[0] is not memory:
+            memo = (memory, user_turns(memory))
+            self._speakers = memo
+        return memo[1]
+
+
+def user_turns(memory: Memory) -> dict[int, str]:
+    return {e.index: e.user for e in memory.exchanges}
 
 
 def newest_per_group(memory: Memory, documents: list[Document], grouping: str,
-                     threshold: Fraction) -> list[Document]:
+                     threshold: Fraction, users: dict[int, str] | None = None
+                     ) -> list[Document]:
     """The documents minus every one a newer document of its group supersedes, in their
-    original order. Newer: a later exchange (every line carries its day)."""
+    original order. Newer: a later exchange (every line carries its day). users: the
+    memory's user_turns, if already built."""
     if grouping == RECORD_KEY:
         return _newest_per_key(memory, documents)
-    users = {e.index: e.user for e in memory.exchanges}
+    users = user_turns(memory) if users is None else users
     words = {d.source: content_words(users.get(d.source, d.text)) for d in documents}
     return [d for d in documents
             if not any(o.source > d.source and
