@@ -11,6 +11,7 @@ from backend_helpers import EMBED, SECRET, SECRET_VALUE, filler, where
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from membench.backends.at_rest import _LiveData, StatedTexts, needles, stated_needles
 from membench.backends.base import LOG, OLD
 from membench.backends.pages import (
     DEAD_TUPLE,
@@ -23,13 +24,16 @@ from membench.backends.pages import (
 from membench.backends.scanner import (
     TOKENS,
     VALUE,
+    VECTOR,
     VECTOR_PIECE,
+    Needle,
     scan,
     scan_many,
     scan_needle,
     value_needles,
     vector_needle,
 )
+from membench.scenario.model import Deletion, Fact, FactVersion
 
 
 @settings(max_examples=60, deadline=None)
@@ -189,3 +193,52 @@ def test_one_pass_over_a_large_file_crosses_its_chunks_exactly(monkeypatch):
     for needle in needles:
         assert many[needle] == scan_needle(blob, needle)
     assert [h.offset for h in many[needles[0]]] == [0, 1_000, 7_000, 48_000]
+
+
+_WORDS = st.sampled_from(["Node", "20", "node", "Rust", "Go", "1.22", "Berlin", "x", "the"])
+_VALUE = st.lists(_WORDS, min_size=1, max_size=2).map(" ".join)
+
+
+def _fact(key: str, values: list[str], deleted: bool) -> Fact:
+    versions = tuple(FactVersion(day=i + 1, slot=0, value=v, statement=f"my {key} is {v}")
+                     for i, v in enumerate(values))
+    deletion = Deletion(day=len(values) + 1, slot=0, request="forget it") if deleted else None
+    return Fact(key, f"What is my {key}?", f"Which {key}?", versions, deletion)
+
+
+@given(st.lists(st.tuples(st.lists(_VALUE, min_size=1, max_size=3), st.booleans()),
+                min_size=1, max_size=4),
+       st.lists(st.lists(_WORDS, max_size=6).map(" ".join), max_size=12))
+@settings(max_examples=150, deadline=None)
+def test_needles_kept_as_texts_arrive_equal_needles_over_every_text(facts, texts):
+    """StatedTexts fed text by text (repeats included) gives needles()' needles."""
+    made = [_fact(f"k{i}", values, deleted) for i, (values, deleted) in enumerate(facts)]
+    deleted = [f for f in made if f.deleted_at is not None]
+    stated = StatedTexts(made).empty()
+    held: dict[str, None] = {}
+    for text in texts:
+        if text not in held:
+            held[text] = None
+            stated.add(text)
+    assert stated_needles(deleted, stated, EMBED) == needles(deleted, held, EMBED)
+
+
+def _live_reference(needle, live_texts, live_vectors) -> bool:
+    if needle.form == VECTOR:
+        return needle.data in live_vectors
+    return any(needle.data.decode() in text.lower() or needle.data.decode() in text
+               for text in live_texts)
+
+
+@given(st.lists(st.text(alphabet="aAbB \0İ", max_size=8), max_size=6),
+       st.lists(st.text(alphabet="aAbB \0İ", min_size=1, max_size=3), min_size=1,
+                max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_live_lookup_in_joined_texts_equals_a_search_of_each_text(live_texts, values):
+    """A needle spanning two live texts must not count as live; one with a NUL neither."""
+    vectors = {vector_needle("", EMBED(t)).data for t in live_texts}
+    live = _LiveData(live_texts, vectors)
+    wanted = [Needle("k", VALUE, v.encode()) for v in values]
+    wanted += [vector_needle("k", EMBED(t)) for t in live_texts[:1] + ["gone"]]
+    for needle in wanted:
+        assert live(needle) == _live_reference(needle, live_texts, vectors)

@@ -19,7 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from membench.backends.at_rest import AtRestRow, ScanCache, at_rest_rows, needles, scan_backend
+from membench.backends.at_rest import (
+    AtRestRow,
+    ScanCache,
+    StatedTexts,
+    at_rest_rows,
+    scan_backend,
+    stated_needles,
+)
 from membench.backends.base import NO_REMEDY, Embed, StoreBackend
 from membench.extraction.extractors import FactRecord
 from membench.memory.policies import Policy
@@ -68,6 +75,7 @@ class _StoreReplay:
     store: str
     backend: StoreBackend
     first_extra_key: int
+    stated: StatedTexts  # the deleted facts' values in the texts of `seen`
     current: dict[int, str] = field(default_factory=dict)
     seen: dict[str, None] = field(default_factory=dict)
     deleted: bool = False
@@ -98,7 +106,9 @@ class _StoreReplay:
         for key in sorted(wanted):
             if self.current.get(key) != wanted[key]:
                 self.backend.upsert(key, wanted[key])
-                self.seen[wanted[key]] = None
+                if wanted[key] not in self.seen:
+                    self.seen[wanted[key]] = None
+                    self.stated.add(wanted[key])
         self.current = wanted
 
 
@@ -130,6 +140,7 @@ class Replay:
         self.rankings: dict[tuple, RankingRow] = {}
         self.cache = cache or ScanCache()
         self.stores: dict[str, _StoreReplay] = {}
+        self.stated = StatedTexts(scenario.facts)
         self.deleting: list[tuple[int, str]] = []  # (scenario's last day, store) that deleted
         self._open(stores)
 
@@ -140,7 +151,7 @@ class Replay:
                                                   dir=self.workdir))
                 self.stores[store] = _StoreReplay(
                     store, self.backend_class(directory, self.embed, self.remedy),
-                    len(self.scenario.exchanges))
+                    len(self.scenario.exchanges), self.stated.empty())
         except BaseException:
             self.close()
             raise
@@ -280,7 +291,7 @@ def audit_store(replay: Replay, store: str, backend: StoreBackend, remedy: str,
     if not deleted:
         return []
     backend.settle()
-    wanted = needles(deleted, replay.stores[store].seen, replay.embed)
+    wanted = stated_needles(deleted, replay.stores[store].stated, replay.embed)
     found = scan_backend(backend, replay.files(backend.files_root()), wanted,
                          backend.documents(), replay.embed, replay.cache)
     return at_rest_rows(replay.name, store, remedy, day, found)

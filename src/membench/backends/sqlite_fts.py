@@ -51,6 +51,7 @@ class SqliteBackend(SqliteWal, StoreBackend):
         self._load()
         if not existing:
             self._create()
+        self._exact: tuple[list[int], DenseIndex] | None = None  # until the next write
 
     @classmethod
     def opening(cls, remedy):
@@ -71,6 +72,7 @@ class SqliteBackend(SqliteWal, StoreBackend):
 
     def upsert(self, key, text):
         vector = np.asarray(self.embed(text), dtype="<f4").tobytes()
+        self._exact = None
         with self.connection:
             self.connection.execute("BEGIN")
             self.connection.execute("DELETE FROM docs_fts WHERE rowid = ?", (key,))
@@ -80,6 +82,7 @@ class SqliteBackend(SqliteWal, StoreBackend):
                                     (key, text))
 
     def delete(self, key):
+        self._exact = None
         with self.connection:
             self.connection.execute("BEGIN")
             self.connection.execute("DELETE FROM docs WHERE key = ?", (key,))
@@ -108,13 +111,18 @@ class SqliteBackend(SqliteWal, StoreBackend):
                 np.stack(vectors) if vectors else np.zeros((0, self.embed.dims), "<f4"))
 
     def vector_search(self, question, k):
-        """Exact: the BLOBs read back and ranked by membench's integer cosine."""
-        keys, vectors = self.stored_vectors()
+        """Exact: the BLOBs read back and ranked by membench's integer cosine; read once
+        between writes (a probe day asks hundreds of questions of one store's rows)."""
+        if self._exact is None:
+            keys, vectors = self.stored_vectors()
+            self._exact = keys, DenseIndex(vectors) if keys else None
+        keys, index = self._exact
         if not keys:
             return []
-        return [keys[i] for i in DenseIndex(vectors).top_k(self.embed(question), k)]
+        return [keys[i] for i in index.top_k(self.embed(question), k)]
 
     def apply_remedy(self):
+        self._exact = None
         if self.remedy == ALL:
             self.connection.execute("INSERT INTO docs_fts(docs_fts) VALUES ('optimize')")
         if self.remedy in (VACUUM, ALL):
