@@ -8,7 +8,8 @@ import struct
 
 import numpy as np
 from backend_helpers import EMBED, SECRET, SECRET_VALUE, filler, where
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from membench.backends.at_rest import _LiveData, StatedTexts, needles, stated_needles
@@ -242,3 +243,36 @@ def test_live_lookup_in_joined_texts_equals_a_search_of_each_text(live_texts, va
     wanted += [vector_needle("k", EMBED(t)) for t in live_texts[:1] + ["gone"]]
     for needle in wanted:
         assert live(needle) == _live_reference(needle, live_texts, vectors)
+
+
+@pytest.mark.parametrize("block, overlap", [(64, 300), (97, 8), (1 << 20, 4096)])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_needle_strategy(), min_size=1, max_size=5),
+       st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9), st.integers(0, 2000)),
+                max_size=8),
+       st.binary(max_size=600), st.integers(0, 300), st.data())
+def test_the_cache_by_blocks_finds_what_a_scan_of_the_whole_file_finds(
+        monkeypatch, block, overlap, needles, planted, noise, zeros, data):
+    """Files that change between audits (planted needles moved, bytes overwritten) and
+    needle sets that grow, scanned through one cache: scan()'s hits every time. Small
+    blocks put needles across block borders; a small overlap sends vectors' pieces the
+    whole-file way."""
+    from membench.backends import scan_cache
+
+    monkeypatch.setattr(scan_cache, "BLOCK", block)
+    monkeypatch.setattr(scan_cache, "OVERLAP", overlap)
+    cache = scan_cache.ScanCache()
+    blob = bytearray(noise)
+    for which, cut, _ in planted:
+        data_ = needles[which % len(needles)].data
+        blob += data_[cut * VECTOR_PIECE // 4:] if len(data_) > VECTOR_PIECE else data_
+        blob += noise[:cut]
+    blob += b"\0" * zeros
+    for day in range(3):
+        wanted = tuple(needles[:1 + day * 2])
+        assert cache.scan(bytes(blob), wanted) == scan(bytes(blob), wanted)
+        # the next day: some bytes overwritten, a needle planted somewhere else
+        at = data.draw(st.integers(0, max(len(blob) - 1, 0)))
+        blob[at:at + 3] = b"xyz"
+        blob += needles[day % len(needles)].data

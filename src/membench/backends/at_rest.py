@@ -3,17 +3,15 @@ vectors) its files still hold, and where (membench.backends.base's places)."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from membench.backends.base import StoreBackend
+from membench.backends.scan_cache import ScanCache
 from membench.backends.scanner import (
     FORMS,
     VECTOR,
-    Hit,
     Needle,
-    scan_many,
     value_needles,
     vector_needle,
 )
@@ -114,25 +112,6 @@ class _LiveData:
         if "\0" in data:
             return any(data in text.lower() or data in text for text in self.texts)
         return data in self._lowered or data in self._joined
-
-
-class ScanCache:
-    """Hits per (file bytes, needle): a file unchanged since an earlier scan (a server's
-    template databases, an old WAL segment, an untouched fragment) is scanned only for
-    the needles it was not yet scanned for, on every audit day, replay and server of a
-    stage run. Keyed by the bytes' digest, so what it returns is what scanning the same
-    bytes again would return."""
-
-    def __init__(self) -> None:
-        self._hits: dict[tuple[bytes, Needle], list[Hit]] = {}
-
-    def scan(self, blob: bytes, wanted: tuple[Needle, ...]) -> list[Hit]:
-        digest = hashlib.blake2b(blob, digest_size=20).digest()
-        missing = [n for n in dict.fromkeys(wanted) if (digest, n) not in self._hits]
-        if missing:
-            for needle, hits in scan_many(blob, missing).items():
-                self._hits[(digest, needle)] = hits
-        return [hit for needle in wanted for hit in self._hits[(digest, needle)]]
 
 
 def scan_backend(backend: StoreBackend, files: Iterable[tuple[str, bytes]],

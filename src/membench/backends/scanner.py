@@ -105,63 +105,83 @@ KEY = 8  # bytes of a candidate looked up before the whole piece is compared
 CHUNK = 1 << 23  # offsets per numpy pass (bounds the temporary arrays to ~50 MB)
 
 
-def _offsets_by_piece(blob: bytes, pieces: Sequence[bytes], end: int) -> dict[bytes, list[int]]:
-    """Every start offset of every piece, ascending. Pieces too short for the table, or
-    starting with zeros (a file's zero fill would make every offset a candidate), take
-    bytes.find as in scan_needle."""
-    found: dict[bytes, list[int]] = {piece: [] for piece in pieces}
-    by_key: dict[bytes, list[bytes]] = {}
-    for piece in found:
-        if len(piece) >= KEY and piece[:PREFIX].strip(b"\0"):
-            by_key.setdefault(piece[:KEY], []).append(piece)
-        else:
+class PieceTable:
+    """Many pieces, found together: built once (a 16 MB table of prefixes), searched in
+    any number of blobs (an audit day's changed blocks of many files)."""
+
+    def __init__(self, pieces: Sequence[bytes]) -> None:
+        self.pieces = tuple(dict.fromkeys(pieces))
+        # pieces too short for the table, or starting with zeros (a file's zero fill would
+        # make every offset a candidate), take bytes.find as in scan_needle
+        self._found_by_find = [piece for piece in self.pieces
+                               if not (len(piece) >= KEY and piece[:PREFIX].strip(b"\0"))]
+        self._by_key: dict[bytes, list[bytes]] = {}
+        for piece in self.pieces:
+            if len(piece) >= KEY and piece[:PREFIX].strip(b"\0"):
+                self._by_key.setdefault(piece[:KEY], []).append(piece)
+        if self._by_key:
+            self._wanted = np.zeros(1 << (8 * PREFIX), dtype=bool)
+            keys = np.frombuffer(b"".join(self._by_key), dtype=np.uint8).reshape(-1, KEY)
+            self._wanted[_prefix_codes(keys[:, 0], keys[:, 1], keys[:, 2])] = True
+            self._key_codes = np.unique(keys.view(np.uint64).ravel())
+
+    def offsets(self, blob: bytes, end: int | None = None) -> dict[bytes, list[int]]:
+        """Every start offset of every piece in blob, ascending."""
+        end = end_of_data(blob) if end is None else end
+        found: dict[bytes, list[int]] = {piece: [] for piece in self.pieces}
+        for piece in self._found_by_find:
             stop = min(len(blob), end - 1 + len(piece)) if piece.strip(b"\0") else len(blob)
             start = blob.find(piece, 0, stop)
             while start != -1:
                 found[piece].append(start)
                 start = blob.find(piece, start + 1, stop)
-    if not by_key:
+        if not self._by_key:
+            return found
+        data = np.frombuffer(blob, dtype=np.uint8)
+        # a piece holding a non-zero byte starts before `end`: the bytes from there are zeros
+        last = min(end, len(blob) - KEY + 1)
+        for first in range(0, max(last, 0), CHUNK):
+            stop = min(first + CHUNK, last)
+            codes = _prefix_codes(data[first:stop], data[first + 1:stop + 1],
+                                  data[first + 2:stop + 2])
+            candidates = np.flatnonzero(self._wanted[codes]) + first
+            # then the whole KEY bytes at each candidate, before any Python-level check
+            at = data[candidates[:, None] + np.arange(KEY)].view(np.uint64).ravel()
+            for offset in candidates[np.isin(at, self._key_codes)].tolist():
+                for piece in self._by_key.get(blob[offset:offset + KEY], ()):
+                    if blob.startswith(piece, offset):
+                        found[piece].append(offset)
         return found
-    wanted = np.zeros(1 << (8 * PREFIX), dtype=bool)
-    keys = np.frombuffer(b"".join(by_key), dtype=np.uint8).reshape(-1, KEY)
-    wanted[_prefix_codes(keys[:, 0], keys[:, 1], keys[:, 2])] = True
-    key_codes = np.unique(keys.view(np.uint64).ravel())
-    data = np.frombuffer(blob, dtype=np.uint8)
-    # a piece holding a non-zero byte starts before `end`: the bytes from there are zeros
-    last = min(end, len(blob) - KEY + 1)
-    for first in range(0, max(last, 0), CHUNK):
-        stop = min(first + CHUNK, last)
-        codes = _prefix_codes(data[first:stop], data[first + 1:stop + 1],
-                              data[first + 2:stop + 2])
-        candidates = np.flatnonzero(wanted[codes]) + first
-        # then the whole KEY bytes at each candidate, before any Python-level check
-        at = data[candidates[:, None] + np.arange(KEY)].view(np.uint64).ravel()
-        for offset in candidates[np.isin(at, key_codes)].tolist():
-            for piece in by_key.get(blob[offset:offset + KEY], ()):
-                if blob.startswith(piece, offset):
-                    found[piece].append(offset)
-    return found
 
 
 def _prefix_codes(b0: np.ndarray, b1: np.ndarray, b2: np.ndarray) -> np.ndarray:
     return (b0.astype(np.uint32) << 16) | (b1.astype(np.uint32) << 8) | b2
 
 
-def scan_many(blob: bytes, needles: Sequence[Needle],
-              end: int | None = None) -> dict[Needle, list[Hit]]:
-    """scan_needle's hits, in its order, for every needle: one pass over blob for all."""
-    end = end_of_data(blob) if end is None else end
-    offsets = _offsets_by_piece(blob, list(dict.fromkeys(
-        piece for needle in needles for piece in needle.pieces())), end)
+def needle_pieces(needles: Sequence[Needle]) -> list[bytes]:
+    """Every piece of every needle, once, in order."""
+    return list(dict.fromkeys(piece for needle in needles for piece in needle.pieces()))
+
+
+def hits_at(needles: Sequence[Needle], offsets: dict[bytes, list[int]]
+            ) -> dict[Needle, list[Hit]]:
+    """scan_needle's hits, in its order, from every piece's ascending offsets: a vector
+    found by several of its pieces at one origin is one hit, at the first piece's."""
     found: dict[Needle, list[Hit]] = {}
     for needle in dict.fromkeys(needles):
         hits: list[Hit] = []
         seen: set[int] = set()
         for piece_index, piece in enumerate(needle.pieces()):
-            for start in offsets[piece]:
+            for start in offsets.get(piece, ()):
                 origin = start - piece_index * VECTOR_PIECE if needle.form == VECTOR else start
                 if origin not in seen:
                     seen.add(origin)
                     hits.append(Hit(needle, start))
         found[needle] = hits
     return found
+
+
+def scan_many(blob: bytes, needles: Sequence[Needle],
+              end: int | None = None) -> dict[Needle, list[Hit]]:
+    """scan_needle's hits, in its order, for every needle: one pass over blob for all."""
+    return hits_at(needles, PieceTable(needle_pieces(needles)).offsets(blob, end))
