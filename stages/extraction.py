@@ -13,18 +13,16 @@ from membench.commands.common import (
     OutFile,
     ParamsFile,
     ScenarioDir,
-    StoredFile,
     TurnsFile,
     fails_cleanly,
     read_params,
     read_parquet,
     read_scenario,
 )
-from membench.extraction.evaluation import evaluate_extractors, sweep
+from membench.extraction.evaluation import evaluate_extractors, reference_counts, sweep
 from membench.extraction.extractors import extractor_for
 from membench.io.embedding_files import vectors_from_table
 from membench.io.outputs import staged_outputs
-from membench.io.tables import result_from_tables
 from membench.memory.policies import build_policies
 from membench.retrieval.retrievers import IndexCache
 
@@ -35,7 +33,7 @@ EVALUATED = ("perfect", "consolidating", "noisy")
 
 @fails_cleanly
 def extraction(scenario: ScenarioDir, turns: TurnsFile, embeddings: EmbeddingsFile,
-               outcomes: OutcomesFile, stored: StoredFile, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
+               outcomes: OutcomesFile, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
     """Extraction quality, its effect on the profile policies, and the error-rate sweep."""
     p = read_params(params)
     built = read_scenario(scenario)
@@ -46,7 +44,9 @@ def extraction(scenario: ScenarioDir, turns: TurnsFile, embeddings: EmbeddingsFi
     indexes = IndexCache(vectors=vectors_from_table(read_parquet(embeddings),
                                                     p.embedding.model))
     policies = build_policies(p.policies)
-    references = result_from_tables(read_parquet(outcomes), read_parquet(stored)).outcomes
+    measured = read_parquet(outcomes, columns=["policy", "outcome"])
+    references = reference_counts(zip(measured["policy"].to_pylist(),
+                                      measured["outcome"].to_pylist()))
     data = {"configured": p.extractor,
             "extractors": evaluate_extractors(built, extracted, policies, indexes),
             "sweep": sweep(built, policies, p.extraction_sweep, references)}

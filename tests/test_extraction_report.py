@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from membench.extraction.evaluation import sweep
+from membench.extraction.evaluation import reference_counts, sweep
 from membench.extraction.params import SweepParams
 from membench.memory.policies import POLICIES, PolicySettings
 from membench.params import ParamsError, parse_params
@@ -36,7 +36,7 @@ def test_crossover_is_the_first_rate_whose_mean_is_not_above_the_best_reference(
 
 def test_the_sweep_run_is_perfect_at_rate_zero_and_worse_at_one(default_run):
     data = sweep(default_run.scenario, default_run.policies, SweepParams((0.0, 1.0), (1,)),
-                 default_run.result.outcomes)
+                 reference_counts((r.policy, r.outcome) for r in default_run.result.outcomes))
     at = {r["rate"]: r["counts"]["profile"] for r in data["runs"]}
     assert at[0.0]["current"] == 74 and at[1.0]["current"] < 10
     assert set(data["references"]) == {"bm25_transcript"}  # the in-memory run has no dense

@@ -69,10 +69,10 @@ def read_params(path: Path) -> Params:
     return load_params(path, set(EXTRACTORS))
 
 
-def read_parquet(path: Path):
+def read_parquet(path: Path, columns: list[str] | None = None):
     if not path.is_file():
         raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
-    return pq.read_table(path)
+    return pq.read_table(path, columns=columns)
 
 
 def read_json(path: Path) -> Any:

@@ -4,7 +4,7 @@ the noisy extractor's error rate beside the extraction-free references."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from membench.extraction.extractors import FactRecord, perfect_extractor
 from membench.extraction.noisy import noisy_extractor
@@ -81,10 +81,23 @@ def evaluate_extractors(scenario: Scenario, extracted: dict[str, Sequence[FactRe
             for name, records in extracted.items()}
 
 
+def reference_counts(outcomes: Iterable[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    """The references' measured counts over both forms, from the run's (policy, outcome)
+    pairs: two columns of the outcomes, not their contexts (gigabytes at a thousand
+    sessions)."""
+    counts: dict[str, dict[str, int]] = {}
+    for policy, outcome in outcomes:
+        if policy in REFERENCES:
+            measured = counts.setdefault(policy, dict.fromkeys(MEASURES, 0))
+            if outcome in measured:
+                measured[outcome] += 1
+    return {p: counts[p] for p in REFERENCES if p in counts}
+
+
 def sweep(scenario: Scenario, policies: Sequence[Policy], params: SweepParams,
-          references: Sequence[OutcomeRow]) -> dict:
+          references: Mapping[str, dict[str, int]]) -> dict:
     """The noisy extractor at each rate and seed: the swept policies' counts, and the
-    references' counts from the run (flat: no extractor changes them)."""
+    references' counts from the run (reference_counts; flat: no extractor changes them)."""
     swept = [p for p in policies if p.id in SWEPT]
     runs = []
     for rate in params.rates:
@@ -93,6 +106,5 @@ def sweep(scenario: Scenario, policies: Sequence[Policy], params: SweepParams,
             rows = _outcomes(scenario, noisy_extractor(scenario, noise), swept, IndexCache())
             runs.append({"rate": rate, "seed": seed,
                          "counts": {p.id: combined(rows, p.id) for p in swept}})
-    present = [p for p in REFERENCES if any(r.policy == p for r in references)]
     return {"rates": list(params.rates), "seeds": list(params.seeds), "runs": runs,
-            "references": {p: combined(references, p) for p in present}}
+            "references": {p: dict(references[p]) for p in REFERENCES if p in references}}
