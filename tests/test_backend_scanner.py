@@ -160,12 +160,22 @@ def _needle_strategy():
     return st.one_of(values, vectors)
 
 
-@settings(max_examples=150, deadline=None)
+@pytest.fixture(params=["table", "find"])
+def piece_search(request, monkeypatch):
+    """Both ways PieceTable searches: the prefix table, or one bytes.find per piece."""
+    from membench.backends import scanner
+
+    monkeypatch.setattr(scanner, "FIND_PIECES", 0 if request.param == "table" else 10**6)
+    return request.param
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_needle_strategy(), min_size=1, max_size=5),
        st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9)), max_size=8),
        st.binary(max_size=600), st.integers(0, 300))
 def test_one_pass_over_many_needles_finds_what_one_find_per_needle_finds(
-        needles, planted, noise, zeros):
+        piece_search, needles, planted, noise, zeros):
     """scan_many against the reference scan_needle: the same hits in the same order,
     with needles planted whole, as pieces of a vector, overlapping, and in a zero tail."""
     blob = bytearray(noise)
@@ -183,6 +193,7 @@ def test_one_pass_over_a_large_file_crosses_its_chunks_exactly(monkeypatch):
     from membench.backends import scanner
 
     monkeypatch.setattr(scanner, "CHUNK", 1000)
+    monkeypatch.setattr(scanner, "FIND_PIECES", 0)  # the table's way, in chunks
     rng = np.random.default_rng(7)
     needles = [vector_needle("v", rng.normal(size=384)), *value_needles("k", SECRET_VALUE)]
     blob = bytearray(rng.integers(0, 256, 50_000, dtype=np.uint8).tobytes())
@@ -253,7 +264,7 @@ def test_live_lookup_in_joined_texts_equals_a_search_of_each_text(live_texts, va
                 max_size=8),
        st.binary(max_size=600), st.integers(0, 300), st.data())
 def test_the_cache_by_blocks_finds_what_a_scan_of_the_whole_file_finds(
-        monkeypatch, block, overlap, needles, planted, noise, zeros, data):
+        monkeypatch, piece_search, block, overlap, needles, planted, noise, zeros, data):
     """Files that change between audits (planted needles moved, bytes overwritten) and
     needle sets that grow, scanned through one cache: scan()'s hits every time. Small
     blocks put needles across block borders; a small overlap sends vectors' pieces the

@@ -103,6 +103,10 @@ def scan(blob: bytes, needles: Sequence[Needle]) -> list[Hit]:
 PREFIX = 3  # bytes: a table of 2**24 flags, one per possible prefix
 KEY = 8  # bytes of a candidate looked up before the whole piece is compared
 CHUNK = 1 << 23  # offsets per numpy pass (bounds the temporary arrays to ~50 MB)
+# Up to this many pieces, one bytes.find pass each beats the table's one pass for all
+# (benchmarks/scan_bench.py: a find pass costs about 1/300 of a table pass per byte); an
+# audit day's cached rescan of unchanged bytes looks only for that day's new pieces.
+FIND_PIECES = 128
 
 
 class PieceTable:
@@ -111,13 +115,15 @@ class PieceTable:
 
     def __init__(self, pieces: Sequence[bytes]) -> None:
         self.pieces = tuple(dict.fromkeys(pieces))
-        # pieces too short for the table, or starting with zeros (a file's zero fill would
-        # make every offset a candidate), take bytes.find as in scan_needle
-        self._found_by_find = [piece for piece in self.pieces
-                               if not (len(piece) >= KEY and piece[:PREFIX].strip(b"\0"))]
+        # a few pieces, pieces too short for the table, or pieces starting with zeros (a
+        # file's zero fill would make every offset a candidate) take bytes.find as in
+        # scan_needle
+        few = len(self.pieces) <= FIND_PIECES
+        self._found_by_find = [piece for piece in self.pieces if few or
+                               not (len(piece) >= KEY and piece[:PREFIX].strip(b"\0"))]
         self._by_key: dict[bytes, list[bytes]] = {}
         for piece in self.pieces:
-            if len(piece) >= KEY and piece[:PREFIX].strip(b"\0"):
+            if not few and len(piece) >= KEY and piece[:PREFIX].strip(b"\0"):
                 self._by_key.setdefault(piece[:KEY], []).append(piece)
         if self._by_key:
             self._wanted = np.zeros(1 << (8 * PREFIX), dtype=bool)
