@@ -1,10 +1,18 @@
-"""The rows that follow from the fact timeline alone must match the article exactly."""
+"""The rows that follow from the fact timeline alone must match the article exactly, and
+`membench bench` prints every outcome a run has, so its rows add up to their probes."""
 
 import re
+from collections import Counter
 
 import pytest
+import yaml
+from typer.testing import CliRunner
 
+from membench.cli import app
+from membench.commands import bench as bench_command
+from membench.commands.bench import bench_table, outcome_groups
 from membench.scoring.results import ResultsTable
+from membench.scoring.summary import raw_table
 
 FORMS = ("literal", "paraphrase")
 
@@ -115,3 +123,66 @@ def test_recall_of_gold_evidence(default_run):
     assert node.gold_retrieved is False and node.outcome == "stale"
     assert not any(r.gold_retrieved for r in rows if r.policy == "profile_bm25_unextracted")
     assert all(r.gold_retrieved is None for r in default_run.result.outcomes if r.deleted)
+
+
+# `membench bench` prints every outcome column the run has ----------------------------------
+
+def _printed_rows(output: str) -> tuple[list[str], list[tuple[str, dict[str, int]]]]:
+    """The outcome columns of `membench bench`'s table and, per line, the form and counts."""
+    lines = output.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("policy "))
+    at = lines[header].index("probe")
+    columns = [c for c in lines[header][at:].split()[1:] if c != "|"]
+    columns = columns[:columns.index("mean")]
+    rows = []
+    for line in lines[header + 1:]:
+        form, *cells = [c for c in line[at:].split() if c != "|"]
+        rows.append((form, dict(zip(columns, map(int, cells)))))
+    return columns, rows
+
+
+def test_bench_table_is_the_report_raw_table_on_the_default_story(default_run):
+    table = ResultsTable(default_run.result)
+    labels = {p.id: p.label for p in default_run.policies}
+    last = max(default_run.scenario.probe_days)
+    assert (bench_table(default_run.result.outcomes, table, labels, last)
+            == raw_table(table, labels, last))
+
+
+def test_bench_on_a_format2_story_prints_every_outcome_and_rows_add_up(repo_root, tmp_path,
+                                                                       monkeypatch):
+    params = yaml.safe_load((repo_root / "params.yaml").read_text())
+    params["scenario"]["file"] = "tests/fixtures/format2/story.json"
+    overlay = tmp_path / "params.yaml"
+    overlay.write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(repo_root)
+    runs, run_in_memory = [], bench_command.run_in_memory
+
+    def kept(*args, **kwargs):  # the run the command printed, kept to count its probes
+        runs.append(run_in_memory(*args, **kwargs))
+        return runs[-1]
+
+    monkeypatch.setattr(bench_command, "run_in_memory", kept)
+    done = CliRunner().invoke(app, ["bench", "--params", str(overlay), "-q"])
+    assert done.exit_code == 0, done.output
+    columns, rows = _printed_rows(done.output)
+    # the article's six, in order, with partial among the live outcomes and the abstention
+    # probes' two after the deleted facts'
+    assert columns == ["current", "conflict", "stale", "partial", "missing", "leaked", "clean",
+                       "premise", "no_premise"]
+    probes = Counter((r.policy, r.form) for r in runs[0].result.outcomes)
+    expected = [probes[(p.id, form)] for p in runs[0].policies
+                for form in ("literal", "paraphrase", "adversarial")]
+    assert len(rows) == len(expected) and {form for form, _ in rows} == {
+        "literal", "paraphrase", "adversarial"}
+    assert [sum(counts.values()) for _, counts in rows] == expected
+    assert sum(counts["partial"] for _, counts in rows) >= 1
+    assert sum(counts["premise"] + counts["no_premise"] for _, counts in rows) >= 1
+
+
+def test_outcomes_not_known_to_bench_come_last_sorted():
+    assert outcome_groups(set()) == [("current", "conflict", "stale", "missing"),
+                                     ("leaked", "clean")]
+    assert outcome_groups({"current", "zeta", "alpha", "premise"}) == [
+        ("current", "conflict", "stale", "missing"), ("leaked", "clean"), ("premise",),
+        ("alpha", "zeta")]

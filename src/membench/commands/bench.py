@@ -1,7 +1,10 @@
-"""`membench bench`: the whole bench in memory, printing the article's raw table."""
+"""`membench bench`: the whole bench in memory, printing the raw table with every outcome
+column the run has, so each row's counts add up to its probes."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Annotated
 
 import typer
@@ -15,8 +18,59 @@ from membench.commands.common import (
     read_params,
 )
 from membench.commands.inmemory import run_in_memory
-from membench.scoring.results import ResultsTable
-from membench.scoring.summary import raw_table
+from membench.scoring.bench import OutcomeRow
+from membench.scoring.evidence import EvidenceOutcome
+from membench.scoring.results import FORMS, ResultsTable
+from membench.scoring.rules import Outcome
+
+# Column groups in their known order, printed between `|`; the article's six always show,
+# a format-2 outcome only when the run has it, any outcome not known here last, sorted.
+ALWAYS = tuple(o.value for o in Outcome)
+GROUPS = (
+    (Outcome.CURRENT.value, Outcome.CONFLICT.value, Outcome.STALE.value,
+     EvidenceOutcome.PARTIAL.value, Outcome.MISSING.value),
+    (Outcome.LEAKED.value, Outcome.CLEAN.value),
+    (EvidenceOutcome.PREMISE.value, EvidenceOutcome.NO_PREMISE.value),
+)
+WIDTHS = {Outcome.CURRENT.value: 7}  # the rest: the name plus one space
+
+
+def outcome_groups(present: set[str]) -> list[tuple[str, ...]]:
+    """The column groups to print for a run whose rows have the outcomes `present`."""
+    known = {o for group in GROUPS for o in group}
+    groups = [tuple(o for o in group if o in ALWAYS or o in present) for group in GROUPS]
+    groups.append(tuple(sorted(present - known)))
+    return [group for group in groups if group]
+
+
+def bench_table(rows: Sequence[OutcomeRow], table: ResultsTable,
+                labels: Mapping[str, str], last_day: int) -> str:
+    """One line per policy and probe form the run asked: every outcome's count (abstention
+    probes included), the mean injected tokens, and the tokens stored at `last_day` on each
+    policy's first line. For the article's outcomes alone it is the report's raw table."""
+    by_row: dict[tuple[str, str], list[OutcomeRow]] = {}
+    for row in rows:
+        by_row.setdefault((row.policy, row.form), []).append(row)
+    forms = list(dict.fromkeys([*FORMS, *(r.form for r in rows)]))
+    asked = [f for f in forms if any(form == f for _, form in by_row)]
+    groups = outcome_groups({r.outcome for r in rows})
+    width = max([44, *(len(label) + 2 for label in labels.values())])
+
+    def cells(values: Mapping[str, object]) -> str:
+        return " |".join("".join(f"{values[o]:>{WIDTHS.get(o, len(o) + 1)}}" for o in group)
+                         for group in groups)
+
+    lines = [f"{'policy':<{width}}{'probe':<13}{cells({o: o for g in groups for o in g})} |"
+             f"{'mean injected':>14}{f'stored@{last_day}':>11}"]
+    for policy, label in labels.items():
+        for i, form in enumerate(asked):
+            these = by_row.get((policy, form), [])
+            counts = Counter(r.outcome for r in these)
+            mean = sum(r.injected_tokens for r in these) / len(these) if these else 0.0
+            kept = f"{table.stored_tokens(policy, last_day):>11}" if i == 0 else ""
+            lines.append(f"{label:<{width}}{form:<13}{cells(counts)} |"
+                         f"{round(mean):>14}{kept}".rstrip())
+    return "\n".join(lines)
 
 
 @fails_cleanly
@@ -36,4 +90,5 @@ def bench(params: ParamsFile = PARAMS_FILE, vocabulary: VocabularyFile = None,
                f"{len(s.facts)} facts, {changed} updated, {deleted} deleted on request")
     table = ResultsTable(run.result)
     typer.echo(f"transcript at day {last}: {table.transcript_tokens(last)} tokens\n")
-    typer.echo(raw_table(table, {pol.id: pol.label for pol in run.policies}, last))
+    typer.echo(bench_table(run.result.outcomes, table,
+                           {pol.id: pol.label for pol in run.policies}, last))
