@@ -3,6 +3,7 @@ top-level stages/, installed as membench.stages), plus the commands that are not
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 
@@ -40,10 +41,24 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+# Third-party telemetry off unless the user chose otherwise: a variable already set, to any
+# value, is kept. DVC's analytics (for the `dvc` that `membench remeasure` runs; .dvc/config
+# turns them off too), the Hugging Face hub's, and DO_NOT_TRACK for any other tool that honours
+# it. What each dependency sends and how this is tested: docs/reproducibility.md.
+TELEMETRY_OFF = {"DVC_NO_ANALYTICS": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1"}
+
+
+def turn_telemetry_off() -> None:
+    """Set in the environment, so every process a command starts (dvc, workers) inherits it."""
+    for name, value in TELEMETRY_OFF.items():
+        os.environ.setdefault(name, value)
+
+
 @app.callback()
 def _on_start() -> None:
     """A SIGTERM (a CI timeout, `kill`, a scheduler) ends a command as Ctrl-C does: through
     its finally blocks, so no server, temporary store or partial output is left behind."""
+    turn_telemetry_off()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
 
