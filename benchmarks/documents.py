@@ -13,7 +13,7 @@ def default_embed_texts(root: Path = Path(".")) -> list[str]:
     from membench.commands.common import read_params, read_parquet, read_scenario
     from membench.io.tables import records_from_table
     from membench.memory.policies import build_policies, embedded_stores
-    from membench.retrieval.indexing import embedding_texts
+    from membench.memory.indexing import embedding_texts
 
     params = read_params(root / "params.yaml")
     records = records_from_table(read_parquet(root / "data/fact_records.parquet"))

@@ -27,8 +27,8 @@ from membench.commands.embedding_cache_files import CacheFile, embeddings_table
 from membench.io.embedding_files import load_encoder_cache, with_encoder
 from membench.io.outputs import staged_outputs
 from membench.io.tables import records_from_table
+from membench.memory.indexing import embedding_texts
 from membench.memory.policies import build_policies, embedded_stores
-from membench.retrieval.indexing import embedding_texts
 
 
 @fails_cleanly

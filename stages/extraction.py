@@ -19,12 +19,12 @@ from membench.commands.common import (
     read_parquet,
     read_scenario,
 )
-from membench.extraction.evaluation import evaluate_extractors, reference_counts, sweep
 from membench.extraction.extractors import extractor_for
 from membench.io.embedding_files import vectors_from_table
 from membench.io.outputs import staged_outputs
 from membench.memory.policies import build_policies
 from membench.retrieval.retrievers import IndexCache
+from membench.scoring.extraction import evaluate_extractors, reference_counts, sweep
 
 # Always reported, beside the configured one: the gold reference, the real extractor, and
 # the noisy one at extract.noise's rates (every error class present, each blamed apart).

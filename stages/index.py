@@ -17,8 +17,8 @@ from membench.commands.common import (
 )
 from membench.io.outputs import staged_outputs
 from membench.io.tables import index_table, records_from_table
+from membench.memory.indexing import tokenized_corpora
 from membench.memory.policies import build_policies, tokenized_stores
-from membench.retrieval.indexing import tokenized_corpora
 
 
 @fails_cleanly

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from membench.extraction.evaluation import reference_counts, sweep
 from membench.extraction.params import SweepParams
 from membench.memory.policies import POLICIES, PolicySettings
 from membench.params import ParamsError, parse_params
 from membench.reporting.extraction_tables import crossover, extraction_metrics, sweep_bands
 from membench.reporting.recency_tables import recency_effects
+from membench.scoring.extraction import reference_counts, sweep
 
 
 def _sweep(currents: dict[float, list[int]], reference: int) -> dict:

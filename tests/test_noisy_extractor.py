@@ -67,7 +67,7 @@ def test_quality_names_the_errors(default_run):
 def test_each_extractor_is_scored_on_its_own_stores(default_run):
     """One run's index cache holds its record set's stores: the report of a second
     extractor must equal that extractor run alone, not reuse the first one's indexes."""
-    from membench.extraction.evaluation import evaluate_extractors, profile_policies
+    from membench.scoring.extraction import evaluate_extractors, profile_policies
     from membench.memory.policies import build_policies, without_embeddings
     from membench.retrieval.retrievers import IndexCache
 

@@ -9,6 +9,7 @@ from membench.extraction.extractors import FactRecord, extractor_for, reads_turn
 from membench.io.corpus import Corpus, read_corpus
 from membench.io.scenario_file import read_scenario_source
 from membench.io.vocabulary import load_token_counter
+from membench.memory.indexing import embedding_texts
 from membench.memory.policies import (
     Policy,
     build_policies,
@@ -18,7 +19,6 @@ from membench.memory.policies import (
 from membench.params import Params
 from membench.plugins import load_plugins
 from membench.retrieval.embedding_cache import text_sha256
-from membench.retrieval.indexing import embedding_texts
 from membench.retrieval.retrievers import IndexCache
 from membench.scenario.model import Scenario
 from membench.scenario.sources import build_any

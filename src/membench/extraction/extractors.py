@@ -5,31 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
+from membench.extraction.given import given_records
+from membench.extraction.records import FactRecord, RecordAction
 from membench.extraction.settings import ExtractSettings
 from membench.registry import Registry
 from membench.scenario.model import ExchangeKind, Scenario
-
-
-class RecordAction(str, Enum):
-    SET = "set"
-    DELETE = "delete"
-
-
-@dataclass(frozen=True)
-class FactRecord:
-    key: str
-    action: RecordAction
-    value: str | None  # None for a delete
-    day: int
-    exchange_index: int
-    text: str  # the user's words that carried the fact
-
-    def line(self) -> str:
-        """The record as the fact log and profile store it: dated user text."""
-        return f"[day {self.day}] {self.text}"
 
 
 Extractor = Callable[[Scenario], list[FactRecord]]
@@ -45,7 +27,6 @@ def register_extractor(name: str) -> Callable[[Extractor], Extractor]:
 def perfect_extractor(scenario: Scenario) -> list[FactRecord]:
     """The article's assumption: every fact exchange recognized and mapped to the right key."""
     if scenario.scoring is not None:  # format 2: from the facts' version and deletion turns
-        from membench.extraction.given import given_records
         return given_records(scenario)
     records = []
     for exchange in scenario.exchanges:

@@ -6,7 +6,7 @@ One record per version, made when its last turn is said, its text the version's 
 
 from __future__ import annotations
 
-from membench.extraction.extractors import FactRecord, RecordAction
+from membench.extraction.records import FactRecord, RecordAction
 from membench.scenario.model import Scenario
 
 
