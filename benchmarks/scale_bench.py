@@ -4,7 +4,7 @@ and of a generated many-users deployment (--users).
 Not a test: machines here are shared and noisy, so compare sizes within one run (the
 issue's budget is a ratio: 3,000 sessions at most 11x the time of 300, and at most 2 GB).
 
-  python benchmarks/scale_bench.py [--sessions 30 300 3000] [--audit] [--write FILE ...]
+  python benchmarks/scale_bench.py [--sessions 30 300 3000] [--audit] [--write]
 
 Each size runs in a fresh interpreter: the default params with `scenario.sessions` set
 and the probe days stretched as the facts are (10/30, 20/30 and 30/30 of the sessions),
@@ -14,9 +14,10 @@ set while it ran (Linux: the high-water mark is reset before each stage through
 /proc/self/clear_refs, and read from VmHWM after it); "whole process" is the whole run's.
 Each cell gives wall time, CPU time (user + system, all threads) and that peak: on a busy
 machine the wall time stretches with the other jobs, the CPU time much less.
---write replaces the block between the scale-bench markers in each FILE with the table.
+--write replaces the block between the scale-bench markers in docs/benchmarks.md (the one
+place measurement tables live; the README links it) with the table.
 
-  python benchmarks/scale_bench.py --users data/scale-users.params.yaml [--write FILE ...]
+  python benchmarks/scale_bench.py --users data/scale-users.params.yaml [--write]
 
 measures the generated deployment the overlay describes instead (params.yaml with the
 overlay's keys over it): the generate, scenario and users stages' work and the report's
@@ -38,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BUDGET_GB, BUDGET_RATIO = 2.0, 11.0
 BEGIN, END = "<!-- scale-bench:begin -->", "<!-- scale-bench:end -->"
 USERS_BEGIN, USERS_END = "<!-- scale-users:begin -->", "<!-- scale-users:end -->"
+TABLES = ROOT / "docs" / "benchmarks.md"  # where --write puts both blocks
 
 
 def _hwm_reset() -> None:
@@ -77,7 +79,7 @@ def child(sessions: int, audit: bool) -> None:
     start = time.perf_counter()
     from dataclasses import replace
 
-    from membench.commands.common import read_params
+    from membench.commands.parameters import read_params
     from membench.extraction.extractors import EXTRACTORS
     from membench.io.corpus import read_corpus
     from membench.io.scenario_file import read_scenario_spec
@@ -251,8 +253,8 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, nargs="+", default=[30, 300, 3000])
     parser.add_argument("--audit", action="store_true",
                         help="also time the deletion audit (the policies stage runs it)")
-    parser.add_argument("--write", type=Path, nargs="+", default=[],
-                        help="markdown files with a scale-bench block to fill")
+    parser.add_argument("--write", action="store_true",
+                        help=f"fill the table's block in {TABLES.relative_to(ROOT)}")
     parser.add_argument("--users", type=Path, metavar="OVERLAY",
                         help="instead, a generated deployment: params.yaml with this file's "
                              "keys over it (data/scale-users.params.yaml)")
@@ -272,8 +274,8 @@ def main() -> None:
                           f"average {load:.1f} at the end; `--users {args.users}`", "",
                           users_table(result)])
         print(text)
-        for path in args.write:
-            write(path, text, USERS_BEGIN, USERS_END)
+        if args.write:
+            write(TABLES, text, USERS_BEGIN, USERS_END)
         return
     results = {n: measure(n, args.audit) for n in args.sessions}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -282,8 +284,8 @@ def main() -> None:
               + ", ".join(f"{n:,}: {results[n]['process']['probe_days']}" for n in sorted(results)))
     text = "\n".join([header, "", table(results), "", *verdict(results)])
     print(text)
-    for path in args.write:
-        write(path, text)
+    if args.write:
+        write(TABLES, text)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The README and docs/ hold together: every relative link and linked heading exists, every
+"""The README and docs/ hold together: the README is a guide of at most 12 KB whose generated
+tables live in docs/ only, every relative link and linked heading exists, every
 source path they name exists, every Parquet file the pipeline writes (and every column of
 its schema) is documented in docs/schemas.md; and the report opens with its glossary and
 puts the findings before the big tables."""
@@ -17,7 +18,7 @@ from membench.reporting.report import GLOSSARY, ReportInputs, render_report
 from membench.scoring.results import FORMS, OUTCOMES
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-CODE_PATH = re.compile(r"`((?:stages|tests|benchmarks|\.ci|\.github|docs)/[^`\s*{}<>]+)`")
+CODE_PATH = re.compile(r"`((?:stages|tests|benchmarks|scripts|\.ci|\.github|docs)/[^`\s*{}<>]+)`")
 FENCE = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
 
 
@@ -40,6 +41,35 @@ def test_docs_exist_and_the_readme_links_each(repo_root):
                                       "benchmarks.md", "reproducibility.md", "audit.md"}
     for page in docs:
         assert f"](docs/{page.name})" in readme, page.name
+
+
+README_LIMIT = 12 * 1024  # bytes: a guide, not a measurement log
+GENERATED_BLOCK = re.compile(r"<!-- ([\w-]+):begin -->")
+
+
+def test_the_readme_is_a_guide_of_at_most_12_kb(repo_root):
+    size = len((repo_root / "README.md").read_bytes())
+    assert size <= README_LIMIT, f"README.md is {size:,} bytes; move detail to docs/"
+
+
+def test_generated_tables_are_written_to_docs_only(repo_root):
+    readme = (repo_root / "README.md").read_text(encoding="utf-8")
+    assert not GENERATED_BLOCK.findall(readme)
+    for block in ("scale-bench", "scale-users"):  # benchmarks/scale_bench.py --write
+        holders = [p.name for p in _pages(repo_root)
+                   if f"<!-- {block}:begin -->" in p.read_text(encoding="utf-8")]
+        assert holders == ["benchmarks.md"], (block, holders)
+    script = (repo_root / "benchmarks/scale_bench.py").read_text(encoding="utf-8")
+    assert 'TABLES = ROOT / "docs" / "benchmarks.md"' in script
+
+
+def test_the_readme_keeps_one_parameter_table_block(repo_root):
+    readme = (repo_root / "README.md").read_text(encoding="utf-8")
+    assert readme.count("<!-- params-table:start -->") == 1
+    assert readme.count("<!-- params-table:end -->") == 1
+    block = readme.split("<!-- params-table:start -->")[1].split("<!-- params-table:end -->")[0]
+    assert "scenario.seed" in block
+    assert readme.index("## Parameters") < readme.index("<!-- params-table:start -->")
 
 
 def test_every_relative_link_resolves(repo_root):

@@ -1,4 +1,4 @@
-"""DVC details around the pipeline: the README's `dvc exp show --keep` example keeps the
+"""DVC details around the pipeline: docs/sweeps.md's `dvc exp show --keep` example keeps the
 columns it names, generated files stay out of git, and the plot templates tell revisions
 apart in `dvc plots diff`."""
 
@@ -16,14 +16,14 @@ from membench.commands.remeasure import remeasure
 
 def keep_pattern(readme: str) -> re.Pattern:
     found = re.search(r"dvc exp show [^\n]*--keep '([^']+)'", readme)
-    assert found, "the README shows a `dvc exp show --keep` example"
+    assert found, "docs/sweeps.md shows a `dvc exp show --keep` example"
     return re.compile(found.group(1))
 
 
-def test_readme_exp_show_keeps_seed_top_k_and_the_named_metrics(repo_root):
+def test_sweeps_exp_show_keeps_seed_top_k_and_the_named_metrics(repo_root):
     # DVC joins --keep patterns and applies re.match (anchored at the start) to each column
     # name, e.g. `scenario.seed`: a bare `seed` keeps nothing (dvc/commands/experiments/show.py).
-    keep = keep_pattern((repo_root / "README.md").read_text())
+    keep = keep_pattern((repo_root / "docs/sweeps.md").read_text())
     for column in ("Experiment", "scenario.seed", "policies.retrieval_top_k",
                    "policies.hybrid_top_k", "bm25_transcript.current_only"):
         assert keep.match(column), column

@@ -1,13 +1,18 @@
 """Both GitHub workflows validate offline against check-jsonschema's vendored schema, and
 keep the properties CI and the re-measurement rely on: the exact Python the results were
-made with, a pip cache, one CI run per pull request, and a re-measurement PR that CI checks."""
+made with, a pip cache, one CI run per pull request, and a re-measurement PR that CI checks;
+and the README, .ci/run and both workflows install with the one script, scripts/install."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 
 import yaml
+
+from membench.retrieval.embedding import INSTALL_COMMAND
 
 WORKFLOWS = (".github/workflows/ci.yml", ".github/workflows/remeasure.yml")
 # The Python the committed results were made with; a newer patch release can change them.
@@ -104,3 +109,78 @@ def test_remeasure_pr_uses_a_token_that_triggers_ci(repo_root):
                    "Allow GitHub Actions to create and approve pull requests",
                    "Contents", "Pull requests"):
         assert needle in guide, needle
+
+
+# One install line: scripts/install, called by the README, .ci/run and both workflows ------
+
+INSTALL = "scripts/install"
+PIP_INSTALL = re.compile(r"\bpip3?\s+install\b")
+FENCE = re.compile(r"^```(?:bash|sh)?\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def _workflow_runs(repo_root) -> dict[str, list[str]]:
+    """Each workflow's `run:` scripts, job by job, in step order."""
+    return {f"{path}:{name}": [step["run"] for step in job["steps"] if "run" in step]
+            for path in WORKFLOWS for name, job in load(repo_root, path)["jobs"].items()}
+
+
+def _commands(script: str) -> list[str]:
+    """The shell commands of a script or code block: comments dropped, `&&` split."""
+    lines = (line.split(" #", 1)[0].strip() for line in script.splitlines())
+    return [c.strip() for line in lines if line and not line.startswith("#")
+            for c in line.split("&&")]
+
+
+def test_readme_ci_and_both_workflows_install_with_the_one_script(repo_root):
+    readme = (repo_root / "README.md").read_text(encoding="utf-8")
+    setup = _commands(FENCE.search(readme).group(1))  # the first block: the two commands
+    assert setup == [INSTALL, "dvc repro", "python -m pytest"], setup
+    ci = _commands((repo_root / ".ci/run").read_text())
+    assert ci.index(INSTALL) < ci.index("python -m pytest"), ci
+    runs = _workflow_runs(repo_root)
+    assert runs[f"{WORKFLOWS[0]}:test"].count(".ci/run") == 1
+    remeasure = [c for run in runs[f"{WORKFLOWS[1]}:remeasure"] for c in _commands(run)]
+    assert remeasure[0] == INSTALL, remeasure  # the full install, before `membench remeasure`
+    assert any(c.startswith("membench remeasure") for c in remeasure[1:])
+
+
+def test_nothing_else_installs_with_pip(repo_root):
+    texts = {"README.md": (repo_root / "README.md").read_text(encoding="utf-8"),
+             ".ci/run": (repo_root / ".ci/run").read_text(),
+             **{path: "\n".join(run) for path, run in _workflow_runs(repo_root).items()}}
+    for name, text in texts.items():
+        assert not PIP_INSTALL.search(text), f"{name} installs without {INSTALL}"
+    assert PIP_INSTALL.search("python -m pip install -e .")  # the check can fail
+
+
+def _installs(repo_root, tmp_path, *args: str) -> tuple[int, list[str], str]:
+    """scripts/install run with a stand-in `python` that records its arguments."""
+    log = tmp_path / "calls"
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {log}\n')
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run([str(repo_root / INSTALL), *args], env=env, capture_output=True,
+                          text=True, check=False, cwd=tmp_path)
+    calls = log.read_text().splitlines() if log.exists() else []
+    return done.returncode, calls, done.stderr
+
+
+def test_the_script_installs_everything_or_the_core(repo_root, tmp_path):
+    model = INSTALL_COMMAND.split("pip install ", 1)[1]  # what the model's error tells users
+    code, calls, _ = _installs(repo_root, tmp_path)
+    assert code == 0
+    assert calls == ["-m pip install --disable-pip-version-check -e .[test,stores]",
+                     f"-m pip install --disable-pip-version-check {model}"]
+    (tmp_path / "calls").unlink()
+    code, calls, _ = _installs(repo_root, tmp_path, "--core")
+    assert code == 0
+    assert calls == ["-m pip install --disable-pip-version-check -e .",
+                     f"-m pip install --disable-pip-version-check {model}"]
+
+
+def test_the_script_refuses_an_unknown_option(repo_root, tmp_path):
+    code, calls, err = _installs(repo_root, tmp_path, "--stores")
+    assert code == 2 and calls == []
+    assert "unknown option '--stores'" in err
