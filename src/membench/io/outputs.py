@@ -5,38 +5,61 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from membench.cleanup.interrupts import deferred
+
+
+class OutputError(OSError):
+    """An output that cannot be written (a full disk, a read-only directory), naming the file:
+    pyarrow's own error names neither the file nor, in one line, the cause."""
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        reason = os.strerror(cause.errno) if cause.errno else str(cause)
+        super().__init__(f"cannot write {path}: {reason}")
+        self.errno = cause.errno
+
 
 class StagedOutputs:
     def __init__(self) -> None:
         self._pending: list[tuple[Path, Path]] = []
 
-    def _temporary(self, path: Path) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def _write(self, path: Path, write: Callable[[Path], object]) -> None:
         temporary = path.with_name(f".{path.name}.partial")
-        self._pending.append((temporary, path))
-        return temporary
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._pending.append((temporary, path))
+            write(temporary)
+        except OSError as error:
+            raise OutputError(path, error) from error
 
     def parquet(self, path: Path, table: pa.Table) -> None:
         # Fixed writer options: same table, same bytes (pyarrow pins its version in the footer).
-        pq.write_table(table, self._temporary(path), compression="zstd", compression_level=3,
-                       write_statistics=True, use_dictionary=True)
+        self._write(path, lambda temporary: pq.write_table(
+            table, temporary, compression="zstd", compression_level=3, write_statistics=True,
+            use_dictionary=True))
 
     def text(self, path: Path, text: str) -> None:
-        self._temporary(path).write_text(text, encoding="utf-8")
+        self._write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
 
     def json(self, path: Path, data: Any) -> None:
         self.text(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
     def bytes(self, path: Path, data: bytes) -> None:
-        self._temporary(path).write_bytes(data)
+        self._write(path, lambda temporary: temporary.write_bytes(data))
+
+    def discard(self) -> None:
+        """Removes every temporary file; one that cannot be removed (a read-only directory,
+        where it could not be made either) must not hide the error that stopped the stage."""
+        for temporary, _ in self._pending:
+            with suppress(OSError):
+                temporary.unlink(missing_ok=True)
 
 
 @contextmanager
@@ -45,8 +68,13 @@ def staged_outputs() -> Iterator[StagedOutputs]:
     try:
         yield staged
     except BaseException:
-        for temporary, _ in staged._pending:
-            temporary.unlink(missing_ok=True)
+        with deferred():  # a signal now does not leave a temporary file behind
+            staged.discard()
         raise
-    for temporary, final in staged._pending:
-        os.replace(temporary, final)
+    with deferred():  # every output renamed into place, or (an error) none left partial
+        for temporary, final in staged._pending:
+            try:
+                os.replace(temporary, final)
+            except OSError as error:
+                staged.discard()
+                raise OutputError(final, error) from error
