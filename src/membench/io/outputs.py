@@ -13,8 +13,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from membench.cleanup.interrupts import deferred
-
 
 class OutputError(OSError):
     """An output that cannot be written (a full disk, a read-only directory), naming the file:
@@ -68,13 +66,11 @@ def staged_outputs() -> Iterator[StagedOutputs]:
     try:
         yield staged
     except BaseException:
-        with deferred():  # a signal now does not leave a temporary file behind
-            staged.discard()
+        staged.discard()
         raise
-    with deferred():  # every output renamed into place, or (an error) none left partial
-        for temporary, final in staged._pending:
-            try:
-                os.replace(temporary, final)
-            except OSError as error:
-                staged.discard()
-                raise OutputError(final, error) from error
+    for temporary, final in staged._pending:
+        try:
+            os.replace(temporary, final)
+        except OSError as error:
+            staged.discard()
+            raise OutputError(final, error) from error
