@@ -4,11 +4,11 @@ top-level stages/, installed as membench.stages), plus the commands that are not
 from __future__ import annotations
 
 import os
-import signal
-import threading
 
 import typer
 
+from membench.cleanup import interrupts
+from membench.cleanup.private_temp import sweep_stale
 from membench.commands.bench import bench
 from membench.commands.corpus_snapshot import corpus_snapshot
 from membench.commands.generate import generate
@@ -37,10 +37,6 @@ app = typer.Typer(
 )
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
 # Third-party telemetry off unless the user chose otherwise: a variable already set, to any
 # value, is kept. DVC's analytics (for the `dvc` that `membench remeasure` runs; .dvc/config
 # turns them off too), the Hugging Face hub's, and DO_NOT_TRACK for any other tool that honours
@@ -55,12 +51,15 @@ def turn_telemetry_off() -> None:
 
 
 @app.callback()
-def _on_start() -> None:
-    """A SIGTERM (a CI timeout, `kill`, a scheduler) ends a command as Ctrl-C does: through
-    its finally blocks, so no server, temporary store or partial output is left behind."""
+def _on_start(context: typer.Context) -> None:
+    """SIGTERM (a CI timeout, `kill`, a scheduler) and SIGINT (Ctrl-C) end a command through
+    its finally blocks, once: no server, temporary store or partial output is left behind,
+    and a second signal does not cut that cleanup short (membench.cleanup.interrupts). What
+    an earlier run killed by SIGKILL left in the temp directory is removed first."""
     turn_telemetry_off()
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    interrupts.install()
+    context.call_on_close(interrupts.restore)  # a command run in-process (tests) ends here
+    sweep_stale()
 
 
 for command in (corpus, scenario, extract, index, embed, policies, multiseed, plots, report, bench,

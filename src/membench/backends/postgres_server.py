@@ -1,6 +1,13 @@
 """A throwaway PostgreSQL server: initdb on a temporary data directory, started on a unix
 socket only (no TCP port), as an unprivileged user, stopped and deleted on close.
 
+Only the account running membench gets in: the socket is in a 0700 directory
+(membench.cleanup.private_temp), the socket itself is 0700, and the superuser's password
+(scram-sha-256, every connection) is made per run and kept in memory only: initdb reads it
+from a 0600 file deleted at once, and psycopg gets it in the conninfo. The postmaster is
+started directly (no pg_ctl daemon), leads its own session, and is recorded with the
+private_temp reaper: it dies with the stage even when the stage is killed by SIGKILL.
+
 Binaries: the server that the PyPI package pgserver ships inside its wheel (PostgreSQL
 16 with pgvector, in the `stores` extra), else the machine's own (pg_config --bindir,
 Debian's /usr/lib/postgresql/*/bin). Run as root (CI, containers), every server command
@@ -13,16 +20,25 @@ BackendUnavailableError with the server's own log, never a silent skip.
 
 from __future__ import annotations
 
-import atexit
 import importlib.util
 import os
+import pwd
 import shutil
+import signal
 import subprocess
-import tempfile
 import threading
+import time
 from pathlib import Path
 
 from membench.backends.base import BackendUnavailableError
+from membench.cleanup.interrupts import deferred
+from membench.cleanup.private_temp import (
+    forget_server,
+    private_dir,
+    remove,
+    run_secret,
+    started_server,
+)
 
 UNPRIVILEGED = "nobody"
 SUPERUSER = "membench"
@@ -31,7 +47,10 @@ SUPERUSER = "membench"
 # and no timed checkpoint (they write pages at times of their own). A backend's settle()
 # runs CHECKPOINT before each scan instead: the disk then holds every committed page.
 SETTINGS = ("autovacuum=off", "bgwriter_lru_maxpages=0", "checkpoint_timeout=1d",
-            "max_wal_size=1GB", "listen_addresses=''", "fsync=off")
+            "max_wal_size=1GB", "listen_addresses=", "fsync=off",
+            "unix_socket_permissions=0700")
+STARTUP_SECONDS = 60
+STOP_SECONDS = 30
 
 
 def _bundled_bindir() -> Path | None:
@@ -61,8 +80,9 @@ def find_bindir() -> Path:
     return bindir
 
 
-INITDB = ("-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--locale=C", "--no-sync")
-_templates: dict[Path, Path] = {}  # bindir -> a never-started initdb cluster
+INITDB = ("-A", "scram-sha-256", "-U", SUPERUSER, "-E", "UTF8", "--locale=C", "--no-sync")
+PASSWORD_FILE = "password"  # initdb --pwfile, in the template's directory, deleted at once
+_templates: dict[Path, tuple[Path, str]] = {}  # bindir -> (an initdb cluster, its password)
 _templates_lock = threading.Lock()
 
 
@@ -72,13 +92,7 @@ def _chown_tree(root: Path, user: str) -> None:
         shutil.chown(path, user)
 
 
-def _remove_templates() -> None:
-    for template in _templates.values():
-        shutil.rmtree(template.parent, ignore_errors=True)
-
-
 _reachable: dict[Path, Path] = {}  # bindir -> itself, or a copy of it that `nobody` can run
-_copies: list[Path] = []
 
 
 def _reachable_bindir(bindir: Path) -> Path:
@@ -91,15 +105,12 @@ def _reachable_bindir(bindir: Path) -> Path:
         if probe.returncode == 0:
             _reachable[bindir] = bindir
             return bindir
-        root = Path(tempfile.mkdtemp(prefix="membench-pg-install-"))
+        root = private_dir("pg-install")  # removed when the process ends
         try:
             _copy_installation(bindir.parent, root)
         except BaseException:
-            shutil.rmtree(root, ignore_errors=True)
+            remove(root)
             raise
-        if not _copies:
-            atexit.register(_remove_copies)
-        _copies.append(root)
         _reachable[bindir] = root / _COPY_LAYOUT / bindir.parent.name / bindir.name
         return _reachable[bindir]
 
@@ -110,8 +121,8 @@ _COPY_LAYOUT = Path("site-packages") / "package"
 def _copy_installation(install: Path, root: Path) -> None:
     """The installation keeps its place relative to the wheel's vendored libraries
     (auditwheel's `<package>.libs` beside the package, reached through the binaries'
-    RPATH `$ORIGIN/../../../<package>.libs`): both are copied in the same layout."""
-    os.chmod(root, 0o755)
+    RPATH `$ORIGIN/../../../<package>.libs`): both are copied in the same layout. Inside,
+    everything is 0755; `root` stays 0700, owned by `nobody`, so no other account gets in."""
     site = root / _COPY_LAYOUT.parent
     shutil.copytree(install, root / _COPY_LAYOUT / install.name, symlinks=True,
                     ignore=shutil.ignore_patterns("include"))
@@ -120,11 +131,8 @@ def _copy_installation(install: Path, root: Path) -> None:
     for path in [root, *root.rglob("*")]:
         if path.is_dir() and not path.is_symlink():
             os.chmod(path, 0o755)
-
-
-def _remove_copies() -> None:
-    for root in _copies:
-        shutil.rmtree(root, ignore_errors=True)
+    os.chmod(root, 0o700)
+    shutil.chown(root, UNPRIVILEGED)
 
 
 class PostgresServer:
@@ -138,42 +146,93 @@ class PostgresServer:
     def __init__(self) -> None:
         self._as_root = os.geteuid() == 0
         self.bindir = find_bindir()
-        self.root = Path(tempfile.mkdtemp(prefix="membench-pg-"))
+        self._process: subprocess.Popen | None = None
+        self.root = private_dir("pg")  # 0700; owned by `nobody` when run as root
         self.data = self.root / "data"
         self.socket_dir = self.root
         try:
             if self._as_root:
                 self.bindir = _reachable_bindir(self.bindir)
             self._own(self.root)
-            shutil.copytree(self._template(), self.data, symlinks=True)
+            template, self._password = self._template()
+            shutil.copytree(template, self.data, symlinks=True)
             if self._as_root:
                 _chown_tree(self.data, UNPRIVILEGED)
-            options = " ".join(f"-c {setting}" for setting in SETTINGS)
-            self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"),
-                      "-o", f"-k {self.socket_dir} {options}", "-w", "-t", "60", "start")
+            self._start()
         except BaseException:
             self.close()
             raise
 
     def _own(self, directory: Path) -> None:
+        """Run as root, the server's account must own its directory (still 0700)."""
         if self._as_root:
-            os.chmod(directory, 0o755)
+            os.chmod(directory, 0o700)
             shutil.chown(directory, UNPRIVILEGED)
 
-    def _template(self) -> Path:
+    def _template(self) -> tuple[Path, str]:
         with _templates_lock:
             if self.bindir not in _templates:
-                root = Path(tempfile.mkdtemp(prefix="membench-pg-template-"))
+                root = private_dir("pg-template")  # removed when the process ends
+                password = run_secret()
                 try:
                     self._own(root)
-                    self._run("initdb", "-D", str(root / "data"), *INITDB)
+                    secret = root / PASSWORD_FILE
+                    descriptor = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                    with os.fdopen(descriptor, "w") as file:
+                        file.write(password + "\n")
+                    try:
+                        if self._as_root:
+                            shutil.chown(secret, UNPRIVILEGED)
+                        self._run("initdb", "-D", str(root / "data"), f"--pwfile={secret}",
+                                  *INITDB)
+                    finally:
+                        secret.unlink(missing_ok=True)
                 except BaseException:
-                    shutil.rmtree(root, ignore_errors=True)
+                    remove(root)
                     raise
-                if not _templates:
-                    atexit.register(_remove_templates)
-                _templates[self.bindir] = root / "data"
+                _templates[self.bindir] = (root / "data", password)
             return _templates[self.bindir]
+
+    def _as_server_account(self, command: list[str]) -> list[str]:
+        if not self._as_root:
+            return command
+        account = pwd.getpwnam(UNPRIVILEGED)
+        # setpriv execs (runuser forks): the pid started is the postmaster's own
+        return ["setpriv", f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}",
+                "--clear-groups", "--", *command]
+
+    def _start(self) -> None:
+        """The postmaster in a session of its own (a signal to the stage's process group
+        does not reach it: the stage stops it), recorded before anything can fail."""
+        command = [str(self.bindir / "postgres"), "-D", str(self.data),
+                   "-k", str(self.socket_dir)]
+        for setting in SETTINGS:
+            command += ["-c", setting]
+        with deferred(), open(self.root / "server.log", "ab") as log:
+            self._process = subprocess.Popen(
+                self._as_server_account(command), stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, cwd=self.root, start_new_session=True)
+            started_server(self._process.pid, self.root)
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while not self._ready():
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                raise BackendUnavailableError(
+                    f"PostgreSQL postgres failed to start ({self._process.poll()}): "
+                    f"{self._log()}")
+            time.sleep(0.02)
+
+    def _ready(self) -> bool:
+        """postmaster.pid names this process and says "ready" (what pg_ctl -w waits for)."""
+        try:
+            lines = (self.data / "postmaster.pid").read_text().splitlines()
+        except OSError:
+            return False
+        return (len(lines) >= 8 and lines[0].strip() == str(self._process.pid)
+                and lines[7].strip() == "ready")
+
+    def _log(self) -> str:
+        log = self.root / "server.log"
+        return log.read_text(errors="replace")[-2000:].strip() if log.is_file() else ""
 
     def _run(self, program: str, *args: str) -> None:
         command = [str(self.bindir / program), *args]
@@ -181,19 +240,32 @@ class PostgresServer:
             command = ["runuser", "-u", UNPRIVILEGED, "--", *command]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
-            log = self.root / "server.log"
-            detail = log.read_text(errors="replace")[-2000:] if log.is_file() else ""
             raise BackendUnavailableError(
                 f"PostgreSQL {program} failed ({done.returncode}): "
-                f"{(done.stderr or done.stdout).strip()[-2000:]} {detail}".strip())
+                f"{(done.stderr or done.stdout).strip()[-2000:]} {self._log()}".strip())
 
     def conninfo(self, database: str = "postgres") -> str:
-        return f"host={self.socket_dir} user={SUPERUSER} dbname={database}"
+        """For psycopg only: it holds the run's password."""
+        return (f"host={self.socket_dir} user={SUPERUSER} dbname={database} "
+                f"password={self._password}")
+
+    def _stop(self) -> None:
+        """A fast shutdown (SIGINT: sessions ended, a checkpoint), SIGKILL to the server's
+        process group if it takes too long."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        forget_server(process.pid)
 
     def close(self) -> None:
-        if (self.data / "postmaster.pid").is_file():
-            try:
-                self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
-            except BackendUnavailableError:
-                pass
-        shutil.rmtree(self.root, ignore_errors=True)
+        """Stops the server and removes its directory, whatever signal arrives meanwhile."""
+        with deferred():
+            self._stop()
+            remove(self.root)

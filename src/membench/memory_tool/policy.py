@@ -8,12 +8,12 @@ This policy does file I/O, so it lives beside the store rather than in the pure 
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from weakref import WeakKeyDictionary
 
+from membench.cleanup.private_temp import private_dir, remove
 from membench.extraction.extractors import FactRecord, RecordAction
 from membench.memory.policies import Injection, Policy, register_policy
 from membench.memory.stores import Memory, register_store
@@ -36,11 +36,14 @@ def key_path(key: str) -> str:
 
 class _Replay:
     """A memory root the records were applied to, kept so later records (a later day's
-    memory holds the earlier day's records, then more) are applied on top."""
+    memory holds the earlier day's records, then more) are applied on top. Its directory
+    is a private one (membench.cleanup.private_temp): removed on close, else when the
+    process ends, a forked worker included (a TemporaryDirectory's finalizer does not run
+    there)."""
 
     def __init__(self) -> None:
-        self._directory = tempfile.TemporaryDirectory(prefix="membench-memories-")
-        self.handler = MemoryToolHandler(self._directory.name)
+        self._directory = private_dir("memories")
+        self.handler = MemoryToolHandler(str(self._directory))
         self.records: tuple[FactRecord, ...] = ()
         self.lines: dict[str, tuple[str, int]] = {}
 
@@ -62,7 +65,7 @@ class _Replay:
                 lines[path] = (record.line(), record.exchange_index)
 
     def close(self) -> None:
-        self._directory.cleanup()
+        remove(self._directory)
 
 
 _LIVE_REPLAYS = 2  # one user's memories and the shared ones, each growing day by day
