@@ -7,7 +7,6 @@ and stop it when done; a backend that cannot run here fails the stage with its r
 
 from __future__ import annotations
 
-import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -22,6 +21,7 @@ from membench.backends.catalog import BACKENDS
 from membench.backends.parity import ParityRow, parity_rows
 from membench.backends.replay import BackendAudit, run_backend, scenario_ends
 from membench.backends.summary import summary
+from membench.cleanup.private_temp import private_dir, remove
 from membench.commands.common import (
     PARAMS_FILE,
     EmbeddingsFile,
@@ -110,13 +110,14 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
             raise ValueError(f"backend {name} cannot run here: {error}") from error
         return parity_rows(name, backend_run.result.outcomes, memory), backend_run.audit()
 
-    with tempfile.TemporaryDirectory(prefix="membench-backends-") as workdir:
+    workdir = private_dir("backends")  # 0700; removed however the stage ends
+    try:
         # Backends are independent: two at a time overlap one's waits (a server's round
         # trips, the disk) with the other's work. Started from the end of the list (the
         # default one ends with the longest: LanceDB and the servers), so the short ones
         # fill in; results are taken in the list's order.
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            started = {name: pool.submit(run, name, Path(workdir)) for name in reversed(names)}
+            started = {name: pool.submit(run, name, workdir) for name in reversed(names)}
             try:
                 runs = [started[name].result() for name in names]
             except BaseException:
@@ -124,6 +125,8 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
                 for future in started.values():
                     future.cancel()  # those not started yet
                 raise
+    finally:
+        remove(workdir)  # the stores' files; each server removed its own directory
     for backend_parity, backend_audit in runs:
         parity_out += backend_parity
         rankings_out += backend_audit.rankings

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import typer
 
+from membench.cleanup import interrupts
+from membench.cleanup.private_temp import die_with_parent, private_dir, remove
 from membench.commands.common import (
     PARAMS_FILE,
     CorpusSnapshot,
@@ -40,8 +44,13 @@ def _run(seed: int):
     return counts_for_seed(_inputs, seed)
 
 
-def _set_inputs(inputs: SeedInputs) -> None:
+def _set_inputs(inputs: SeedInputs, parent: int, workdir: str) -> None:
+    """In each worker: its inputs; killed with the stage (a SIGKILLed stage leaves no worker
+    waiting on its queue); its temporary directories inside the stage's own `workdir`."""
     global _inputs
+    interrupts.as_worker()
+    die_with_parent(parent)
+    tempfile.tempdir = workdir
     _inputs = inputs
 
 
@@ -50,15 +59,33 @@ def run_seeds(inputs: SeedInputs, seeds: tuple[int, ...], workers: int) -> list:
     if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [counts_for_seed(inputs, seed) for seed in seeds]
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_set_inputs,
-                             initargs=(inputs,)) as pool:
-        return list(pool.map(_run, seeds))
+    workdir = private_dir("multiseed")  # the workers' temporary directories, all removed
+    try:
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_set_inputs,
+                                 initargs=(inputs, os.getpid(), str(workdir))) as pool:
+            return list(pool.map(_run, seeds))
+    except BrokenProcessPool as error:
+        raise WorkerDiedError(f"a worker process died ({error}); nothing was written") from None
+    finally:
+        remove(workdir)
+
+
+class WorkerDiedError(RuntimeError):
+    """A seed's worker process ended abruptly (killed, out of memory)."""
 
 
 @fails_cleanly
 def multiseed(corpus: CorpusSnapshot, turns: TurnsFile, out: OutFile,
               params: ParamsFile = PARAMS_FILE) -> None:
     """Run the bench (without token counts) over every seed in multiseed.seeds."""
+    try:
+        _multiseed(corpus, turns, out, params)
+    except WorkerDiedError as error:
+        typer.echo(f"membench multiseed: error: {error}", err=True)
+        raise typer.Exit(1) from None
+
+
+def _multiseed(corpus: Path, turns: Path, out: Path, params: Path) -> None:
     p, files = read_parameters_and_corpus(params, corpus)
     vectors = vectors_from_table(read_parquet(turns), p.embedding.model) \
         if reads_turn_vectors(p.extractor, p.extraction) else None
