@@ -13,6 +13,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from membench.cleanup.interrupts import deferred
+
 
 class OutputError(OSError):
     """An output that cannot be written (a full disk, a read-only directory), naming the file:
@@ -66,11 +68,13 @@ def staged_outputs() -> Iterator[StagedOutputs]:
     try:
         yield staged
     except BaseException:
-        staged.discard()
-        raise
-    for temporary, final in staged._pending:
-        try:
-            os.replace(temporary, final)
-        except OSError as error:
+        with deferred():  # a signal now does not leave a temporary file behind
             staged.discard()
-            raise OutputError(final, error) from error
+        raise
+    with deferred():  # every output renamed into place, or (an error) none left partial
+        for temporary, final in staged._pending:
+            try:
+                os.replace(temporary, final)
+            except OSError as error:
+                staged.discard()
+                raise OutputError(final, error) from error
