@@ -1,0 +1,322 @@
+"""Fault injection (issue 25): a full disk, a read-only output directory, a corrupt DVC cache
+entry, a server that refuses to start, and signals at random points of `dvc repro`. For
+each: a clear error, nothing lost from the committed results, and a rerun that succeeds
+once the fault is gone. What each fault yields is in docs/faults.md.
+
+The disk faults run one cheap stage (`membench corpus`, about a second) on a small tmpfs,
+mounted as root (skipped otherwise, with the reason); the server fault runs the backends
+stage on the cheap workspace of tests/interrupt_helpers.py; the DVC faults work on a copy of
+the session's one built clone (tests/conftest.py), so they are in the slow tier."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from interrupt_helpers import build_inputs, make_workspace, processes_naming, stage_command
+from pipeline_clone import OUTPUTS
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = [sys.executable, "-m", "membench.cli", "corpus", "--params", str(ROOT / "params.yaml")]
+
+
+def _can_mount() -> str | None:
+    """None when this process may mount a tmpfs, else why not."""
+    if os.geteuid() != 0:
+        return "mounting a small tmpfs needs root"
+    probe = Path(tempfile.mkdtemp(prefix="mb-mount-"))
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            return f"mount -t tmpfs is not permitted here: {done.stderr.strip()}"
+        subprocess.run(["umount", str(probe)], check=True)
+        return None
+    finally:
+        probe.rmdir()
+
+
+MOUNT_REFUSED = _can_mount()
+needs_mount = pytest.mark.skipif(MOUNT_REFUSED is not None, reason=str(MOUNT_REFUSED))
+
+
+@contextmanager
+def small_tmpfs(path: Path, size: str) -> Iterator[Path]:
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)],
+                   check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def remount(path: Path, options: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,{options}", str(path)], check=True)
+
+
+def run_corpus(out: Path, tmp: Path) -> subprocess.CompletedProcess:
+    """The corpus stage as dvc.yaml runs it (the repository's params and shipped corpus),
+    writing `out`, with a TMPDIR of its own."""
+    return subprocess.run([*CORPUS, "--out", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, check=False,
+                          env={**os.environ, "TMPDIR": str(tmp)})
+
+
+@pytest.fixture(scope="module")
+def corpus_bytes(tmp_path_factory) -> bytes:
+    """What the corpus stage writes with room to spare: the reference for every rerun."""
+    where = tmp_path_factory.mktemp("reference")
+    (where / "tmp").mkdir()
+    done = run_corpus(where / "corpus.parquet", where / "tmp")
+    assert done.returncode == 0, done.stderr
+    return (where / "corpus.parquet").read_bytes()
+
+
+def one_line_error(done: subprocess.CompletedProcess) -> str:
+    """A failed stage's stderr: exactly one line, no traceback."""
+    assert done.returncode != 0, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    return lines[0]
+
+
+PREVIOUS = b"the previous run's corpus snapshot"
+
+
+@needs_mount
+def test_a_full_disk_fails_in_one_line_naming_the_file_and_keeps_the_previous_output(
+        tmp_path, corpus_bytes):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    with small_tmpfs(tmp_path / "disk", "64k") as disk:
+        out = disk / "corpus.parquet"
+        out.write_bytes(PREVIOUS)
+        line = one_line_error(run_corpus(out, tmp))
+        assert "No space left on device" in line and str(out) in line, line
+        assert out.read_bytes() == PREVIOUS  # staged: the old file is only ever replaced whole
+        assert sorted(p.name for p in disk.iterdir()) == ["corpus.parquet"]  # no .partial
+        remount(disk, "size=16m")  # the fault gone
+        done = run_corpus(out, tmp)
+        assert done.returncode == 0, done.stderr
+        assert out.read_bytes() == corpus_bytes
+    assert list(tmp.iterdir()) == []
+
+
+def test_a_read_only_output_directory_fails_in_one_line_and_keeps_the_previous_output(
+        tmp_path, corpus_bytes):
+    """As root, permissions do not stop a write: the directory is a read-only mount."""
+    if os.geteuid() == 0 and MOUNT_REFUSED is not None:
+        pytest.skip(f"root ignores directory modes and {MOUNT_REFUSED}")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    outputs = tmp_path / "outputs"
+    with (small_tmpfs(outputs, "16m") if os.geteuid() == 0 else _nothing(outputs)) as outputs:
+        out = outputs / "corpus.parquet"
+        out.write_bytes(PREVIOUS)
+        if os.geteuid() == 0:
+            remount(outputs, "ro")
+        else:
+            outputs.chmod(0o555)
+        line = one_line_error(run_corpus(out, tmp))
+        assert str(out) in line, line
+        assert "Read-only file system" in line or "Permission denied" in line, line
+        assert out.read_bytes() == PREVIOUS
+        assert sorted(p.name for p in outputs.iterdir()) == ["corpus.parquet"]
+        if os.geteuid() == 0:
+            remount(outputs, "rw")
+        else:
+            outputs.chmod(0o755)
+        done = run_corpus(out, tmp)
+        assert done.returncode == 0, done.stderr
+        assert out.read_bytes() == corpus_bytes
+    assert list(tmp.iterdir()) == []
+
+
+@contextmanager
+def _nothing(path: Path) -> Iterator[Path]:
+    path.mkdir()
+    yield path
+
+
+# ---- a server that refuses to start -------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def postgres_workspace(tmp_path_factory) -> Path:
+    """The backends stage's inputs, made cheaply (tests/interrupt_helpers.py), for the
+    PostgreSQL backend alone."""
+    workspace = make_workspace(tmp_path_factory.mktemp("pg") / "ws", ["postgres"],
+                               ["profile", "fact_log"], [42, 1])
+    build_inputs(workspace)
+    return workspace
+
+
+def run_backends(workspace: Path, tmp: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(stage_command("backends"), cwd=workspace, capture_output=True,
+                          text=True, timeout=900, check=False,
+                          env={**os.environ, "TMPDIR": str(tmp), "DVC_NO_ANALYTICS": "1",
+                               "PYTHONPATH": os.pathsep.join(filter(None, [
+                                   str(workspace / "fake"), os.environ.get("PYTHONPATH")]))})
+
+
+def _outputs_of_backends(workspace: Path) -> list[Path]:
+    return [workspace / name for name in ("data/backend_parity.parquet",
+                                           "data/backend_rankings.parquet",
+                                           "data/backend_at_rest.parquet",
+                                           "reports/backends.json")]
+
+
+@pytest.mark.slow
+def test_a_server_that_refuses_to_start_fails_the_stage_naming_why(postgres_workspace):
+    """A TMPDIR so deep that the server's unix socket path passes the kernel's 107 bytes:
+    PostgreSQL refuses to start. The stage exits non-zero with the server's own reason,
+    leaves no server and nothing in its TMPDIR, writes no output; with a short TMPDIR the
+    same command succeeds."""
+    short = Path(tempfile.mkdtemp(prefix="mbf-", dir="/tmp"))
+    short.chmod(0o755)  # the servers run as `nobody` when the tests run as root
+    deep = short / ("d" * 100)
+    deep.mkdir()
+    deep.chmod(0o755)
+    try:
+        done = run_backends(postgres_workspace, deep)
+        assert done.returncode not in (0, None), done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+        assert "PostgreSQL" in done.stderr and "too long" in done.stderr, done.stderr
+        assert processes_naming(str(short)) == set()
+        assert list(deep.iterdir()) == []
+        assert not any(path.exists() for path in _outputs_of_backends(postgres_workspace))
+        deep.rmdir()
+        done = run_backends(postgres_workspace, short)  # the fault gone
+        assert done.returncode == 0, done.stderr
+        assert all(path.is_file() for path in _outputs_of_backends(postgres_workspace))
+        assert list(short.iterdir()) == []
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+
+
+# ---- DVC: a corrupt cache entry, signals at random points ---------------------------------
+
+def dvc(clone: Path, *args: str, env: dict[str, str] | None = None,
+        timeout: int = 1200) -> subprocess.CompletedProcess:
+    return subprocess.run(["dvc", *args], cwd=clone, capture_output=True, text=True,
+                          timeout=timeout, check=False,
+                          env={**os.environ, "DVC_NO_ANALYTICS": "1", **(env or {})})
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def cache_object(clone: Path, output: str) -> Path:
+    """The .dvc/cache object of an output (DVC 3 addresses it by the file's md5)."""
+    md5 = hashlib.md5((clone / output).read_bytes()).hexdigest()
+    path = clone / ".dvc/cache/files/md5" / md5[:2] / md5[2:]
+    assert path.is_file(), f"no cache object for {output}"
+    return path
+
+
+def flip_bytes(path: Path) -> None:
+    """Flips a few bytes in the middle: same size, same mtime, other content."""
+    stat = path.stat()
+    path.chmod(0o644)
+    data = bytearray(path.read_bytes())
+    for i in range(len(data) // 2, len(data) // 2 + 8):
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+@pytest.mark.slow
+def test_a_corrupt_cache_entry_is_detected_and_the_same_bytes_come_back(built_clone,
+                                                                           built_clone_copy):
+    """A flipped byte in the cache object of data/outcomes.parquet. While the workspace
+    file is intact DVC has no reason to read the cache (`dvc status` is clean); once the
+    workspace file is gone, `dvc checkout` must not hand back the corrupt bytes, and
+    `dvc repro` recomputes the same bytes."""
+    clone, output = built_clone_copy, "data/outcomes.parquet"
+    reference = digest(built_clone / output)
+    flip_bytes(cache_object(clone, output))
+    assert dvc(clone, "status").returncode == 0
+
+    (clone / output).unlink()
+    checkout = dvc(clone, "checkout", output)
+    restored = clone / output
+    assert not restored.exists() or digest(restored) == reference, checkout.stderr
+    if checkout.returncode != 0:  # a clear error naming the corrupt entry
+        assert "corrupt" in (checkout.stdout + checkout.stderr).lower(), checkout.stderr
+
+    restored.unlink(missing_ok=True)
+    repro = dvc(clone, "repro")
+    assert repro.returncode == 0, repro.stdout + repro.stderr
+    assert digest(restored) == reference
+    assert dvc(clone, "status").returncode == 0
+    assert _git_status(clone) == ""
+
+
+def _git_status(clone: Path) -> str:
+    return subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True,
+                          text=True, check=True).stdout
+
+
+SEED = 25  # the issue's number: the same random points on every run
+
+
+@pytest.mark.slow
+def test_signals_at_random_points_of_dvc_repro_lose_nothing(built_clone, built_clone_copy):
+    """Three trials: `dvc repro --force` of a warm clone, its process group sent SIGTERM or
+    SIGINT after a seeded random delay (a CI runner's cancel), then a second signal a
+    second later. Each: exit non-zero, no process naming its TMPDIR, its TMPDIR empty,
+    every output either absent or whole (the committed bytes, never a partial file); then
+    a plain `dvc repro` succeeds and every output and dvc.lock are the committed bytes."""
+    clone = built_clone_copy
+    reference = {name: digest(built_clone / name) for name in OUTPUTS}
+    rng = random.Random(SEED)
+    for trial in range(3):
+        delay, signum = rng.uniform(2.0, 40.0), rng.choice([signal.SIGTERM, signal.SIGINT])
+        tmp = Path(tempfile.mkdtemp(prefix="mbs-", dir="/tmp"))
+        tmp.chmod(0o755)  # the servers run as `nobody` when the tests run as root
+        try:
+            process = subprocess.Popen(
+                ["dvc", "repro", "--force"], cwd=clone, start_new_session=True,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                env={**os.environ, "DVC_NO_ANALYTICS": "1", "TMPDIR": str(tmp)})
+            time.sleep(delay)
+            if process.poll() is None:
+                os.killpg(process.pid, signum)
+                time.sleep(1.0)
+                if process.poll() is None:
+                    os.killpg(process.pid, signum)
+            output, _ = process.communicate(timeout=300)
+            where = f"trial {trial}: {signal.Signals(signum).name} after {delay:.1f} s\n"
+            assert process.returncode != 0, where + output
+            _wait_for_no_process(str(tmp), where)
+            assert list(tmp.iterdir()) == [], where + output
+            for name, expected in reference.items():
+                path = clone / name
+                assert not path.exists() or digest(path) == expected, where + name
+            rerun = dvc(clone, "repro", env={"TMPDIR": str(tmp)})
+            assert rerun.returncode == 0, where + rerun.stdout + rerun.stderr
+            assert {name: digest(clone / name) for name in OUTPUTS} == reference, where
+            assert _git_status(clone) == "", where
+            assert list(tmp.iterdir()) == [], where
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _wait_for_no_process(text: str, where: str, seconds: float = 30.0) -> None:
+    """A server stopping after its stage was killed gets a few seconds to go."""
+    deadline = time.monotonic() + seconds
+    while processes_naming(text) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert processes_naming(text) == set(), where + "a process still names the TMPDIR"
