@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pipeline_clone
 import pytest
 
 from membench.commands.inmemory import run_in_memory
@@ -9,6 +11,35 @@ from membench.extraction.extractors import EXTRACTORS
 from membench.params import load_params
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """`python -m pytest` runs on every CPU with pytest-xdist (the `test` extra), as if
+    given `-n auto --dist loadgroup`: the end-to-end tests wait on subprocesses, the rest
+    spread over the workers. Modules whose module fixture builds a whole pipeline carry an
+    xdist_group mark, so one worker builds it. Only the whole suite (no test paths given):
+    `pytest tests/test_x.py` runs in one process, as do `-n 0`, `-p no:xdist` and every
+    run without xdist installed."""
+    if getattr(config, "workerinput", {}).get("membench_loadgroup"):
+        config.option.loadgroup = True  # a worker reads it from its own command line only
+    if (not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput")
+            or config.args_source == pytest.Config.ArgsSource.ARGS
+            or config.getoption("numprocesses", None) is not None
+            or config.getoption("dist", "no") != "no" or config.getoption("collectonly")
+            or config.getoption("usepdb")):
+        return
+    workers = config.hook.pytest_xdist_auto_num_workers(config=config)
+    if workers > 1:
+        config.option.numprocesses = workers
+        config.option.dist = "loadgroup"
+        config.option.tx = ["popen"] * workers
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """Tells each xdist worker that the run groups tests by xdist_group (see above)."""
+    node.workerinput["membench_loadgroup"] = node.config.getoption("dist") == "loadgroup"
 
 
 @pytest.fixture(scope="session")
@@ -25,3 +56,22 @@ def default_params():
 def default_run(default_params):
     """The default scenario run once in memory (about 3 s), shared by many tests."""
     return run_in_memory(default_params, root=ROOT)
+
+
+@pytest.fixture(scope="session")
+def built_clone(repo_root, tmp_path_factory) -> Path:
+    """A clone of the working tree after one cold `dvc repro`, shared by every test (and
+    every xdist worker) of the run: read it, never write to it; copy it with
+    `built_clone_copy` to change anything."""
+    base = tmp_path_factory.getbasetemp()
+    # Under xdist each worker's basetemp sits in the run's own directory; alone, the
+    # parent would be shared with other runs, so the build stays in this run's basetemp.
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return pipeline_clone.shared_build(repo_root, shared)
+
+
+@pytest.fixture
+def built_clone_copy(built_clone, tmp_path) -> Path:
+    """A private copy of the built clone, outputs and .dvc/cache included, for a test that
+    changes files or runs dvc in it."""
+    return pipeline_clone.copy_clone(built_clone, tmp_path / "clone")

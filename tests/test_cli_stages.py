@@ -15,6 +15,8 @@ from membench.cli import app
 from membench.io import backend_tables, tables
 from membench.memory.policies import POLICIES
 
+# One worker runs the module: its `pipeline` fixture runs every stage.
+pytestmark = pytest.mark.xdist_group("cli_stages")
 runner = CliRunner()
 DVC_YAML = yaml.safe_load((Path(__file__).parents[1] / "dvc.yaml").read_text())
 STAGES = ["corpus", "generate", "scenario", "embed_turns", "extract", "index", "embed",

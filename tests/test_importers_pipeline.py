@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from test_pipeline_e2e import clone, sh  # noqa: F401  (clone is a fixture)
+from pipeline_clone import fresh_clone, sh
 from test_stage_deps import closure, covered, package_deps, stage_module
 
 from membench.importers.formats import IMPORTERS
@@ -33,8 +33,14 @@ def test_the_default_import_params_name_a_shipped_example(stage, repo_root):
     assert stage["outs"] == ["data/imported"]
 
 
+@pytest.fixture
+def clone(repo_root, tmp_path):
+    """The working tree as a fresh repository; the import needs no pipeline output."""
+    return fresh_clone(repo_root, tmp_path / "clone")
+
+
 @pytest.mark.slow
-def test_dvc_runs_the_import_only_when_asked(clone):  # noqa: F811
+def test_dvc_runs_the_import_only_when_asked(clone):
     sh(clone, "membench", "import", "locomo", "imports/examples/locomo10-example.json",
        "--out", "expected")
     # `dvc repro` runs dvc.yaml's stages and what they read: the import is not among them

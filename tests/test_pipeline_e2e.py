@@ -1,4 +1,6 @@
-"""`dvc repro` in a temporary clone: the article's rows, caching, byte-identical reruns."""
+"""`dvc repro` in a temporary clone: the article's rows, caching, byte-identical reruns.
+The cold run is the one shared by the test run (tests/pipeline_clone.py); tests that rerun
+or edit the pipeline work on their own copy of it."""
 
 from __future__ import annotations
 
@@ -16,51 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline_clone import COMMITTED, OUTPUTS, sh
+
 pytestmark = pytest.mark.slow
-
-OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scenario/facts.parquet",
-           "data/scenario/probes.parquet", "data/scenario/manifest.json",
-           "data/fact_records.parquet", "data/index.parquet", "data/outcomes.parquet",
-           "data/stored.parquet", "data/audit.parquet", "data/embeddings.parquet",
-           "reports/report.md",
-           "reports/metrics.json", "reports/summary.json", "reports/multiseed.json", "reports/plots/cost_quality.json",
-           "reports/plots/outcomes.json", "reports/plots/by_day.json",
-           "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
-           "reports/plots/by_day.svg", "data/turn_embeddings.parquet", "reports/extraction.json",
-           "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg",
-           "data/backend_parity.parquet", "data/backend_rankings.parquet",
-           "data/backend_at_rest.parquet", "reports/backends.json"]
-COMMITTED = [name for name in OUTPUTS if name.startswith("reports/")]
-
-
-def sh(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    env = {**os.environ, "DVC_NO_ANALYTICS": "1", **(env or {})}
-    # 20 minutes: a cold `dvc repro` includes the backends stage, whose PostgreSQL servers
-    # and scans take minutes on a shared 2-core machine.
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1200,
-                          check=False)
-    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout + done.stderr
-
-
-@pytest.fixture(scope="module")
-def clone(repo_root, tmp_path_factory) -> Path:
-    """The working tree as a fresh repository: tracked and untracked, not ignored, files."""
-    target = tmp_path_factory.mktemp("clone")
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"],
-                            cwd=repo_root, capture_output=True, check=True).stdout
-    for name in filter(None, listed.decode().split("\0")):
-        source = repo_root / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    for name in OUTPUTS:  # a clean clone holds what git tracks (reports/), no cached outputs
-        if name not in COMMITTED:
-            (target / name).unlink(missing_ok=True)
-    sh(target, "git", "init", "-q")
-    sh(target, "git", "add", "-A")
-    sh(target, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "clone")
-    return target
 
 
 def digests(root: Path) -> dict[str, str]:
@@ -68,13 +28,19 @@ def digests(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def first_run(clone):
-    sh(clone, "dvc", "repro")
-    return digests(clone)
+def first_run(built_clone):
+    """The outputs of the run's one cold `dvc repro` (tests/pipeline_clone.py)."""
+    return digests(built_clone)
 
 
-def test_metrics_hold_the_articles_timeline_rows(clone, first_run):
-    metrics = json.loads((clone / "reports/metrics.json").read_text())
+@pytest.fixture
+def clone(built_clone_copy):
+    """A private copy of the built clone, for a test that reruns or edits it."""
+    return built_clone_copy
+
+
+def test_metrics_hold_the_articles_timeline_rows(built_clone, first_run):
+    metrics = json.loads((built_clone / "reports/metrics.json").read_text())
     for form in ("literal", "paraphrase"):
         for policy in ("full_transcript", "fact_log"):
             m = metrics[policy][form]
@@ -86,7 +52,8 @@ def test_metrics_hold_the_articles_timeline_rows(clone, first_run):
                 (37, 0, 0, 0, 0)
         assert metrics["session_buffer"][form]["current"] == 1
         assert metrics["session_buffer"][form]["missing"] == 36
-    assert "Every outcome count matches the article's" in (clone / "reports/report.md").read_text()
+    report = (built_clone / "reports/report.md").read_text()
+    assert "Every outcome count matches the article's" in report
 
 
 def test_no_change_rerun_uses_the_cache(clone, first_run):
@@ -147,21 +114,21 @@ def test_another_machine_writes_the_same_bytes(clone, first_run, tmp_path):
     assert _stdout(clone, "git", "status", "--porcelain") == ""
 
 
-def test_a_fresh_run_leaves_git_status_clean(clone, first_run):
+def test_a_fresh_run_leaves_git_status_clean(built_clone, first_run):
     """dvc.lock and reports/ in git are what the pipeline writes on any machine."""
-    assert _stdout(clone, "git", "status", "--porcelain") == ""
+    assert _stdout(built_clone, "git", "status", "--porcelain") == ""
 
 
-def test_committed_report_matches_a_fresh_run(repo_root, clone, first_run):
+def test_committed_report_matches_a_fresh_run(repo_root, built_clone, first_run):
     """reports/ in git is what the pipeline writes: regenerate and commit after changes."""
     for name in COMMITTED:
-        assert (repo_root / name).read_bytes() == (clone / name).read_bytes(), name
+        assert (repo_root / name).read_bytes() == (built_clone / name).read_bytes(), name
     assert "OS:" not in (repo_root / "reports/report.md").read_text()
 
 
-def test_exp_show_metrics_are_the_flat_summary(clone, first_run):
+def test_exp_show_metrics_are_the_flat_summary(built_clone, first_run):
     """Only summary.json is a DVC metric: six legible numbers per policy."""
-    shown = json.loads(_stdout(clone, "dvc", "metrics", "show", "--json"))
+    shown = json.loads(_stdout(built_clone, "dvc", "metrics", "show", "--json"))
     files = next(iter(shown.values()))["data"]
     assert list(files) == ["reports/summary.json"]
     summary = files["reports/summary.json"]["data"]
@@ -170,8 +137,8 @@ def test_exp_show_metrics_are_the_flat_summary(clone, first_run):
     assert summary["session_buffer"]["stale_or_missing"] == 72
 
 
-def test_dvc_plots_show_renders_the_three_plots(clone, first_run, tmp_path):
-    sh(clone, "dvc", "plots", "show", "-o", str(tmp_path / "plots"))
+def test_dvc_plots_show_renders_the_three_plots(built_clone, first_run, tmp_path):
+    sh(built_clone, "dvc", "plots", "show", "-o", str(tmp_path / "plots"))
     html = (tmp_path / "plots/index.html").read_text()
     for name in ("cost_quality.json", "outcomes.json", "by_day.json"):
         assert name in html
@@ -186,7 +153,7 @@ def _stdout(cwd: Path, *args: str) -> str:
 
 
 def test_remeasure_reruns_from_scratch_and_finds_nothing_changed(clone, first_run):
-    """Last in this module: it dates params.yaml. The real `dvc repro --force
+    """On its own copy of the built clone: it dates params.yaml. The real `dvc repro --force
     --no-run-cache` reruns every stage; same code and inputs give no metric change."""
     assert _stdout(clone, "git", "status", "--porcelain") == ""  # committed = this run
     output = sh(clone, "membench", "remeasure", "--today", "2027-12-02", "--summary", "s.md")

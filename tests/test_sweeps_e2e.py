@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from pipeline_clone import copy_clone
 
-pytestmark = pytest.mark.slow
+# One worker runs the module: its fixture is the whole sweep.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sweeps")]
 GIT = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
 
 
@@ -29,15 +30,12 @@ def sh(cwd: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def sweep(repo_root, tmp_path_factory) -> list[dict]:
-    """Runs the sweeps as the README does; returns every experiment's data from exp show."""
-    clone = tmp_path_factory.mktemp("sweep")
-    tracked = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"],
-                             cwd=repo_root, capture_output=True, check=True).stdout.decode()
-    for name in filter(None, tracked.split("\0")):
-        if (repo_root / name).is_file():
-            (clone / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(repo_root / name, clone / name)
+def sweep(built_clone, tmp_path_factory) -> list[dict]:
+    """Runs the sweeps as the README does, after a `dvc repro`: a copy of the run's shared
+    built clone (tests/pipeline_clone.py), whose .dvc/cache spares the experiments the
+    stages and embeddings they share with the default run. Returns every experiment's data
+    from exp show."""
+    clone = copy_clone(built_clone, tmp_path_factory.mktemp("sweep") / "clone")
     params = clone / "params.yaml"
     text = params.read_text()
     start = text.index("  seeds: [")
@@ -52,9 +50,8 @@ def sweep(repo_root, tmp_path_factory) -> list[dict]:
         start = text.index(key)
         text = text.replace(text[start:text.index("]", start) + 1], value)
     params.write_text(text)
-    sh(clone, "git", "init", "-q")
     sh(clone, "git", "add", "-A")
-    sh(clone, *GIT, "commit", "-qm", "clone")  # experiments need a commit to start from
+    sh(clone, *GIT, "commit", "-qm", "sweep params")  # experiments start from a commit
     try:
         sh(clone, "dvc", "exp", "run", "--queue", "-S", "scenario.seed=range(1,3)")
         sh(clone, "dvc", "exp", "run", "--queue", "-n", "topk10",

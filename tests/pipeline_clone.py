@@ -1,0 +1,96 @@
+"""Clones of the working tree for the end-to-end tests, and ONE cold `dvc repro` per test run.
+
+A cold run takes minutes, so it happens once: tests that only read the default pipeline's
+outputs read the shared built clone (never write to it), and tests that change a clone work
+on a copy of it, whose .dvc/cache makes their `dvc repro` restore what they did not change.
+Under pytest-xdist the first worker to ask builds it under a file lock in the run's shared
+temporary directory; the others wait and reuse it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from filelock import FileLock
+
+OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scenario/facts.parquet",
+           "data/scenario/probes.parquet", "data/scenario/manifest.json",
+           "data/fact_records.parquet", "data/index.parquet", "data/outcomes.parquet",
+           "data/stored.parquet", "data/audit.parquet", "data/embeddings.parquet",
+           "reports/report.md",
+           "reports/metrics.json", "reports/summary.json", "reports/multiseed.json",
+           "reports/plots/cost_quality.json",
+           "reports/plots/outcomes.json", "reports/plots/by_day.json",
+           "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
+           "reports/plots/by_day.svg", "data/turn_embeddings.parquet", "reports/extraction.json",
+           "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg",
+           "data/backend_parity.parquet", "data/backend_rankings.parquet",
+           "data/backend_at_rest.parquet", "reports/backends.json"]
+COMMITTED = [name for name in OUTPUTS if name.startswith("reports/")]
+GIT = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
+
+
+def sh(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """Runs a command and returns its stdout and stderr; a failure shows both."""
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", **(env or {})}
+    # 20 minutes: a cold `dvc repro` includes the backends stage, whose PostgreSQL servers
+    # and scans take minutes on a shared 2-core machine.
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1200,
+                          check=False)
+    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+def fresh_clone(repo_root: Path, target: Path) -> Path:
+    """The working tree as a fresh repository: tracked and untracked, not ignored, files,
+    committed; no pipeline output but what git tracks (reports/)."""
+    target.mkdir(parents=True, exist_ok=True)
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"],
+                            cwd=repo_root, capture_output=True, check=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = repo_root / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    for name in OUTPUTS:  # a clean clone holds what git tracks (reports/), no cached outputs
+        if name not in COMMITTED:
+            (target / name).unlink(missing_ok=True)
+    sh(target, "git", "init", "-q")
+    sh(target, "git", "add", "-A")
+    sh(target, *GIT, "commit", "-qm", "clone")
+    return target
+
+
+def shared_build(repo_root: Path, shared_dir: Path) -> Path:
+    """The clone after one cold `dvc repro`, built by whichever process asks first.
+
+    shared_dir is common to every xdist worker of the run (the parent of a worker's
+    basetemp). A failed build is recorded, so the other workers fail at once with its
+    message instead of building again."""
+    built = shared_dir / "pipeline-clone"
+    done, failed = shared_dir / "pipeline-clone.done", shared_dir / "pipeline-clone.failed"
+    with FileLock(str(shared_dir / "pipeline-clone.lock")):
+        if failed.exists():
+            raise AssertionError(f"the shared cold `dvc repro` failed:\n{failed.read_text()}")
+        if not done.exists():
+            shutil.rmtree(built, ignore_errors=True)
+            try:
+                sh(fresh_clone(repo_root, built), "dvc", "repro")
+            except BaseException as error:
+                failed.write_text(str(error) or repr(error))
+                raise
+            done.touch()
+    return built
+
+
+def copy_clone(source: Path, target: Path) -> Path:
+    """A private copy of a clone, its git history and .dvc/cache included: real bytes, no
+    hard links, so writing to it never touches the source. Not .dvc/tmp: dvc's locks and
+    state come and go while other workers read the source, and dvc rebuilds them."""
+    def skip_dvc_tmp(folder: str, names: list[str]) -> list[str]:
+        return ["tmp"] if Path(folder) == source / ".dvc" else []
+
+    shutil.copytree(source, target, symlinks=True, ignore=skip_dvc_tmp)
+    return target
