@@ -37,7 +37,8 @@ _servers: dict[int, tuple[str, int]] = {}  # server pid -> (start, pid of its st
 _exit_hooks_in: set[int] = set()  # processes whose exit removes their own
 _reaper: subprocess.Popen | None = None
 _reaper_fd: int | None = None
-_reaper_owner = 0  # the pid that started the reaper (a forked worker writes to it too)
+_reaper_owner = 0  # the pid that started the reaper
+_inherited: list[subprocess.Popen] = []  # a parent's reaper, in a forked child
 
 
 def run_secret() -> str:
@@ -63,11 +64,11 @@ def _write_private_file(path: Path, text: str) -> None:
 
 
 def _tell_reaper(line: str) -> None:
-    """One line to the watchdog, started on first use; a single write below PIPE_BUF is
-    atomic, so threads and forked workers can share the pipe."""
+    """One line to the watchdog, started on first use in each process; a single write
+    below PIPE_BUF is atomic, so threads can share the pipe."""
     global _reaper, _reaper_fd, _reaper_owner
     with _lock:
-        if _reaper_fd is None:
+        if _reaper_fd is None or _reaper_owner != os.getpid():
             _reaper = subprocess.Popen(
                 [sys.executable, "-m", "membench.cleanup.reaper"], stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, start_new_session=True)
@@ -76,6 +77,24 @@ def _tell_reaper(line: str) -> None:
             os.write(_reaper_fd, line.encode("utf-8", "surrogateescape"))
         except OSError:
             pass  # the reaper is gone: the exit hooks and the next run's sweep remain
+
+
+def _forget_parent_s_reaper() -> None:
+    """In a forked child: the parent's pipe closed, so that the parent's reaper sees end of
+    file as soon as the parent exits (not when the last worker does); the child starts its
+    own reaper if it makes a directory."""
+    global _reaper, _reaper_fd, _lock
+    _lock = threading.RLock()  # another thread of the parent may have held it at the fork
+    if _reaper is not None and _reaper_owner != os.getpid():
+        try:
+            _reaper.stdin.close()  # this process's copy of the descriptor only
+        except OSError:
+            pass
+        _inherited.append(_reaper)  # not this process's child: never waited for here
+        _reaper, _reaper_fd = None, None
+
+
+os.register_at_fork(after_in_child=_forget_parent_s_reaper)
 
 
 def _at_exit() -> None:
