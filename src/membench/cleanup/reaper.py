@@ -1,10 +1,9 @@
 """The watchdog that removes what a membench process could not: run as
 `python -m membench.cleanup.reaper`, in a session of its own, by membench.cleanup.private_temp.
 
-It reads lines on stdin from the process that started it (and that process's forked
-workers, which inherit the pipe): `dir+ PATH`, `dir- PATH`, `pid+ PID START`, `pid- PID`.
-When stdin reaches end of file, every writer has exited, however it exited (SIGKILL
-included): it then kills each server still listed (its whole process group, if the
+It reads lines on stdin from the process that started it (a forked child closes its
+copy of the pipe): `dir+ PATH`, `dir- PATH`, `pid+ PID START`, `pid- PID`. When stdin
+reaches end of file, that process has exited, however it exited (SIGKILL included): it then kills each server still listed (its whole process group, if the
 process is still the one listed: same start time) and removes each directory still
 listed. Imports nothing of membench's, so that it starts quickly and always can.
 """
