@@ -10,12 +10,13 @@ private_temp reaper: it dies with the stage even when the stage is killed by SIG
 
 Binaries: the server that the PyPI package pgserver ships inside its wheel (PostgreSQL
 16 with pgvector, in the `stores` extra), else the machine's own (pg_config --bindir,
-Debian's /usr/lib/postgresql/*/bin). Run as root (CI, containers), every server command
-runs as the user `nobody` through runuser, and the data directory is owned by it:
-PostgreSQL refuses to run as root. Where `nobody` cannot reach the binaries (pgserver
-installed under root's own home, as with a pyenv Python in /root), the installation is
-copied once per process to a temporary directory it can read. Anything that stops the server from starting raises
-BackendUnavailableError with the server's own log, never a silent skip.
+Debian's /usr/lib/postgresql/*/bin). Run as root (CI, containers), the server runs as
+the user `nobody` (postgres through setpriv, initdb through runuser), and its directory is
+owned by it: PostgreSQL refuses to run as root. Where `nobody` cannot reach the binaries
+(pgserver installed under root's own home, as with a pyenv Python in /root), the
+installation is copied once per process to a private directory it owns. Anything that
+stops the server from starting raises BackendUnavailableError with the server's own log,
+never a silent skip.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 
 It reads lines on stdin from the process that started it (a forked child closes its
 copy of the pipe): `dir+ PATH`, `dir- PATH`, `pid+ PID START`, `pid- PID`. When stdin
-reaches end of file, that process has exited, however it exited (SIGKILL included): it then kills each server still listed (its whole process group, if the
-process is still the one listed: same start time) and removes each directory still
-listed. Imports nothing of membench's, so that it starts quickly and always can.
+reaches end of file, that process has exited, however it exited (SIGKILL included):
+it then kills each server still listed and its children (if the pid is still the one
+listed: same start time) and removes each directory still listed. Imports nothing of membench's, so that it starts quickly and always can.
 """
 
 from __future__ import annotations
