@@ -254,7 +254,7 @@ def test_a_corrupt_cache_entry_never_comes_back_from_dvc_repro(built_clone, buil
     assert repro.returncode == 0, repro.stdout + repro.stderr
     assert digest(clone / output) == reference
     assert digest(cache_object(clone, output)) == reference  # the cache holds it again
-    assert "up to date" in dvc(clone, "status").stdout
+    assert "data/scenario" not in dvc(clone, "status").stdout  # neither out nor dep changed
 
     flip_bytes(cache_object(clone, output))
     (clone / output).unlink()
@@ -262,7 +262,7 @@ def test_a_corrupt_cache_entry_never_comes_back_from_dvc_repro(built_clone, buil
     repro = dvc(clone, "repro", "--force", stage)
     assert repro.returncode == 0, repro.stdout + repro.stderr
     assert digest(clone / output) == reference
-    assert "up to date" in dvc(clone, "status").stdout
+    assert "data/scenario" not in dvc(clone, "status").stdout  # neither out nor dep changed
     assert _git_status(clone) == ""
 
 
@@ -294,11 +294,9 @@ def test_signals_at_random_points_of_dvc_repro_lose_nothing(built_clone, built_c
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                 env={**os.environ, "DVC_NO_ANALYTICS": "1", "TMPDIR": str(tmp)})
             time.sleep(delay)
-            if process.poll() is None:
-                os.killpg(process.pid, signum)
+            for _ in range(2):  # a second signal a second later, while any of it runs
+                _signal_group(process.pid, signum)
                 time.sleep(1.0)
-                if process.poll() is None:
-                    os.killpg(process.pid, signum)
             output, _ = process.communicate(timeout=300)
             where = f"trial {trial}: {signal.Signals(signum).name} after {delay:.1f} s\n"
             assert process.returncode != 0, where + output
@@ -316,9 +314,77 @@ def test_signals_at_random_points_of_dvc_repro_lose_nothing(built_clone, built_c
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _signal_group(pgid: int, signum: int) -> None:
+    """To the whole process group, as a CI runner cancels a job; none left is fine."""
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        pass
+
+
 def _wait_for_no_process(text: str, where: str, seconds: float = 30.0) -> None:
     """A server stopping after its stage was killed gets a few seconds to go."""
     deadline = time.monotonic() + seconds
     while processes_naming(text) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert processes_naming(text) == set(), where + "a process still names the TMPDIR"
+
+
+def _start_repro_until(clone: Path, tmp: Path, marker: str, *args: str) -> tuple[
+        subprocess.Popen, str]:
+    """`dvc repro` in a session of its own (a CI runner's job), read until `marker`."""
+    process = subprocess.Popen(
+        ["dvc", "repro", *args], cwd=clone, start_new_session=True, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "DVC_NO_ANALYTICS": "1", "TMPDIR": str(tmp)})
+    seen = ""
+    while marker not in seen:
+        line = process.stdout.readline()
+        assert line, f"dvc repro ended before {marker!r}:\n{seen}"
+        seen += line
+    return process, seen
+
+
+@pytest.mark.slow
+def test_signals_to_dvc_repro_during_the_backends_stage_leave_nothing(built_clone,
+                                                                       built_clone_copy):
+    """The issue's "done when": two SIGTERMs a second apart to `dvc repro`'s process group
+    while the backends stage replays into its PostgreSQL servers, then SIGKILL to the
+    group at the same point; after each no `postgres` process (or any other) names the
+    run's TMPDIR and it is empty, every output absent or whole; then a rerun succeeds
+    with every output and dvc.lock as committed, leaving nothing in TMPDIR either."""
+    clone = built_clone_copy
+    reference = {name: digest(built_clone / name) for name in OUTPUTS}
+    tmp = Path(tempfile.mkdtemp(prefix="mbk-", dir="/tmp"))
+    tmp.chmod(0o755)  # the servers run as `nobody` when the tests run as root
+    try:
+        for signals in ([signal.SIGTERM, signal.SIGTERM], [signal.SIGKILL]):
+            process, seen = _start_repro_until(clone, tmp, "day 10", "--force",
+                                               "--single-item", "backends")
+            where = f"{[s.name for s in signals]}:\n"
+            assert processes_naming(str(tmp)), where + "no server was running under TMPDIR"
+            for signum in signals:
+                _signal_group(process.pid, signum)
+                time.sleep(1.0)
+            output, _ = process.communicate(timeout=300)
+            assert process.returncode != 0, where + seen + output
+            _wait_for_no_process(str(tmp), where)
+            _wait_for_empty(tmp, where + seen + output)
+            for name, expected in reference.items():
+                path = clone / name
+                assert not path.exists() or digest(path) == expected, where + name
+        rerun = dvc(clone, "repro", env={"TMPDIR": str(tmp)})
+        assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+        assert {name: digest(clone / name) for name in OUTPUTS} == reference
+        assert _git_status(clone) == ""
+        assert list(tmp.iterdir()) == []
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _wait_for_empty(tmp: Path, where: str, seconds: float = 30.0) -> None:
+    """After SIGKILL, the reaper removes the killed stage's directories: a few seconds."""
+    deadline = time.monotonic() + seconds
+    while any(tmp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert sorted(p.name for p in tmp.iterdir()) == [], where
