@@ -87,10 +87,15 @@ def shared_build(repo_root: Path, shared_dir: Path) -> Path:
 
 def copy_clone(source: Path, target: Path) -> Path:
     """A private copy of a clone, its git history and .dvc/cache included: real bytes, no
-    hard links, so writing to it never touches the source. Not .dvc/tmp: dvc's locks and
-    state come and go while other workers read the source, and dvc rebuilds them."""
-    def skip_dvc_tmp(folder: str, names: list[str]) -> list[str]:
-        return ["tmp"] if Path(folder) == source / ".dvc" else []
+    hard links, so writing to it never touches the source. Not .dvc/tmp nor git's lock
+    files: dvc's locks and state and git's index.lock come and go while other workers read
+    the source, and dvc and git rebuild them."""
+    def transient(folder: str, names: list[str]) -> list[str]:
+        if Path(folder) == source / ".dvc":
+            return ["tmp"]
+        if Path(folder) == source / ".git":
+            return [name for name in names if name.endswith(".lock")]
+        return []
 
-    shutil.copytree(source, target, symlinks=True, ignore=skip_dvc_tmp)
+    shutil.copytree(source, target, symlinks=True, ignore=transient)
     return target
