@@ -10,10 +10,11 @@ def default_embed_texts(root: Path = Path(".")) -> list[str]:
 
     Needs the stages before embed to have run (`dvc repro extract`).
     """
-    from membench.commands.common import read_params, read_parquet, read_scenario
+    from membench.commands.parameters import read_params
+    from membench.io.inputs import read_parquet, read_scenario
     from membench.io.tables import records_from_table
-    from membench.memory.policies import build_policies, embedded_stores
     from membench.memory.indexing import embedding_texts
+    from membench.memory.policies import build_policies, embedded_stores
 
     params = read_params(root / "params.yaml")
     records = records_from_table(read_parquet(root / "data/fact_records.parquet"))

@@ -16,8 +16,7 @@ from typing import Annotated
 import typer
 
 from membench.backends.at_rest import ScanCache
-from membench.backends.base import BackendUnavailableError, Embed
-from membench.backends.catalog import BACKENDS
+from membench.backends.base import BACKENDS, BackendUnavailableError, Embed
 from membench.backends.parity import ParityRow, parity_rows
 from membench.backends.replay import BackendAudit, run_backend, scenario_ends
 from membench.backends.summary import summary
@@ -31,10 +30,8 @@ from membench.commands.common import (
     ScenarioDir,
     fails_cleanly,
     progress,
-    read_params,
-    read_parquet,
-    read_scenario,
 )
+from membench.commands.parameters import read_params
 from membench.io.at_rest import backend_files
 from membench.io.backend_tables import (
     at_rest_table,
@@ -43,11 +40,13 @@ from membench.io.backend_tables import (
     rankings_table,
 )
 from membench.io.embedding_files import vectors_from_table
+from membench.io.inputs import read_parquet, read_scenario
 from membench.io.outputs import staged_outputs
 from membench.io.tables import records_from_table
 from membench.memory.policies import build_policies
 from membench.memory.stores import STORES
 from membench.params import ParamsError
+from membench.plugins import load_plugins
 from membench.retrieval.retrievers import IndexCache
 
 ParityFile = Annotated[Path, typer.Option("--parity", help="Outcome parity (Parquet).")]
@@ -79,6 +78,7 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
              params: ParamsFile = PARAMS_FILE) -> None:
     """Replay the scenario into real stores, run the policies on them, audit their files."""
     p = read_params(params)
+    load_plugins("backends")
     names, stores = p.backends.names, p.backends.stores
     _check(names, stores)
     built = read_scenario(scenario)

@@ -10,13 +10,8 @@ import hashlib
 
 import typer
 
-from membench.commands.common import (
-    PARAMS_FILE,
-    OutFile,
-    ParamsFile,
-    fails_cleanly,
-    read_params,
-)
+from membench.commands.common import PARAMS_FILE, OutFile, ParamsFile, fails_cleanly
+from membench.commands.parameters import read_params
 from membench.io.corpus import read_corpus
 from membench.io.outputs import staged_outputs
 from membench.io.tables import corpus_table

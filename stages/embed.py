@@ -19,12 +19,11 @@ from membench.commands.common import (
     RecordsFile,
     ScenarioDir,
     fails_cleanly,
-    read_params,
-    read_parquet,
-    read_scenario,
 )
 from membench.commands.embedding_cache_files import CacheFile, embeddings_table
+from membench.commands.parameters import read_params
 from membench.io.embedding_files import load_encoder_cache, with_encoder
+from membench.io.inputs import read_parquet, read_scenario
 from membench.io.outputs import staged_outputs
 from membench.io.tables import records_from_table
 from membench.memory.indexing import embedding_texts

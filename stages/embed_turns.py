@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import typer
 
-from membench.commands.common import (
-    PARAMS_FILE,
-    OutFile,
-    ParamsFile,
-    ScenarioDir,
-    fails_cleanly,
-    read_params,
-    read_scenario,
-)
+from membench.commands.common import PARAMS_FILE, OutFile, ParamsFile, ScenarioDir, fails_cleanly
 from membench.commands.embedding_cache_files import CacheFile, embeddings_table
+from membench.commands.parameters import read_params
 from membench.io.embedding_files import load_encoder_cache, with_encoder
+from membench.io.inputs import read_scenario
 from membench.io.outputs import staged_outputs
 
 

@@ -11,12 +11,11 @@ from membench.commands.common import (
     ScenarioDir,
     TurnsFile,
     fails_cleanly,
-    read_params,
-    read_parquet,
-    read_scenario,
 )
+from membench.commands.parameters import read_params
 from membench.extraction.extractors import extractor_for, reads_turn_vectors
 from membench.io.embedding_files import vectors_from_table
+from membench.io.inputs import read_parquet, read_scenario
 from membench.io.outputs import staged_outputs
 from membench.io.tables import records_table
 

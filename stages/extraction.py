@@ -9,18 +9,17 @@ import typer
 from membench.commands.common import (
     PARAMS_FILE,
     EmbeddingsFile,
-    OutcomesFile,
     OutFile,
+    OutcomesFile,
     ParamsFile,
     ScenarioDir,
     TurnsFile,
     fails_cleanly,
-    read_params,
-    read_parquet,
-    read_scenario,
 )
+from membench.commands.parameters import read_params
 from membench.extraction.extractors import extractor_for
 from membench.io.embedding_files import vectors_from_table
+from membench.io.inputs import read_parquet, read_scenario
 from membench.io.outputs import staged_outputs
 from membench.memory.policies import build_policies
 from membench.retrieval.retrievers import IndexCache

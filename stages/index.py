@@ -11,10 +11,9 @@ from membench.commands.common import (
     RecordsFile,
     ScenarioDir,
     fails_cleanly,
-    read_params,
-    read_parquet,
-    read_scenario,
 )
+from membench.commands.parameters import read_params
+from membench.io.inputs import read_parquet, read_scenario
 from membench.io.outputs import staged_outputs
 from membench.io.tables import index_table, records_from_table
 from membench.memory.indexing import tokenized_corpora

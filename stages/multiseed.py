@@ -26,11 +26,11 @@ from membench.commands.common import (
     ParamsFile,
     TurnsFile,
     fails_cleanly,
-    read_parameters_and_corpus,
-    read_parquet,
 )
+from membench.commands.parameters import read_parameters_and_corpus
 from membench.extraction.extractors import reads_turn_vectors
 from membench.io.embedding_files import vectors_from_table
+from membench.io.inputs import read_parquet
 from membench.io.outputs import staged_outputs
 from membench.io.scenario_file import read_scenario_source
 from membench.scenario.sources import seed_matters

@@ -15,10 +15,9 @@ from membench.commands.common import (
     ParamsFile,
     StoredFile,
     fails_cleanly,
-    read_json,
-    read_params,
-    read_parquet,
 )
+from membench.commands.parameters import read_params
+from membench.io.inputs import read_json, read_parquet
 from membench.io.outputs import staged_outputs
 from membench.io.tables import result_from_tables
 from membench.memory.policies import build_policies

@@ -17,11 +17,10 @@ from membench.commands.common import (
     VocabularyFile,
     fails_cleanly,
     progress,
-    read_params,
-    read_parquet,
-    read_scenario,
 )
+from membench.commands.parameters import read_params
 from membench.io.embedding_files import vectors_from_table
+from membench.io.inputs import read_parquet, read_scenario
 from membench.io.outputs import staged_outputs
 from membench.io.tables import (
     audit_table,

@@ -13,18 +13,16 @@ from membench.commands.common import (
     PARAMS_FILE,
     AuditFile,
     EmbeddingsFile,
-    OutcomesFile,
     OutFile,
+    OutcomesFile,
     ParamsFile,
     ScenarioDir,
     StoredFile,
     fails_cleanly,
-    read_json,
-    read_params,
-    read_parquet,
-    read_scenario,
 )
+from membench.commands.parameters import read_params
 from membench.io import environment
+from membench.io.inputs import read_json, read_parquet, read_scenario
 from membench.io.outputs import staged_outputs
 from membench.io.tables import audit_from_table, result_from_tables, user_outcome_summary
 from membench.memory.policies import build_policies, without_embeddings

@@ -7,14 +7,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import typer
 
-from membench.commands.common import (
-    PARAMS_FILE,
-    CorpusSnapshot,
-    OutFile,
-    ParamsFile,
-    fails_cleanly,
-    read_parameters_and_corpus,
-)
+from membench.commands.common import PARAMS_FILE, CorpusSnapshot, OutFile, ParamsFile, fails_cleanly
+from membench.commands.parameters import read_parameters_and_corpus
 from membench.io.outputs import staged_outputs
 from membench.io.scenario_file import read_scenario_source, scenario_sha256
 from membench.io.tables import scenario_tables

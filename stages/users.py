@@ -18,9 +18,9 @@ from membench.commands.common import (
     ParamsFile,
     fails_cleanly,
     progress,
-    read_parameters_and_corpus,
 )
 from membench.commands.embedding_cache_files import CacheFile
+from membench.commands.parameters import read_parameters_and_corpus
 from membench.extraction.extractors import extractor_for, reads_turn_vectors
 from membench.io.embedding_files import load_encoder_cache, with_encoder
 from membench.io.outputs import staged_outputs

@@ -82,10 +82,12 @@ def layout_problems(s: dict) -> list[str]:
 
 def imported(name: str, path) -> tuple[dict[str, dict], dict]:
     """The scenarios (by id) and manifest `membench import name path` would write."""
-    from membench.importers.formats import IMPORTERS
+    from membench.importers.model import IMPORTERS
     from membench.importers.run import ImportRun
     from membench.io.import_files import READERS, file_sha256
+    from membench.plugins import load_plugins
 
+    load_plugins("importers")
     importer = IMPORTERS[name]
     run = ImportRun(name, importer, path.name, *file_sha256(path))
     scenarios = {s["id"]: s for _, s in run.scenarios(READERS[importer.reads](path))}

@@ -12,9 +12,19 @@ from pathlib import Path
 import pytest
 from backend_helpers import EMBED, SECRET, remember_and_forget, where
 
-from membench.backends.base import FREE, LIVE, LOG, NO_REMEDY, OLD, BackendUnavailableError
-from membench.backends.catalog import BACKENDS
+from membench.backends.base import (
+    BACKENDS,
+    FREE,
+    LIVE,
+    LOG,
+    NO_REMEDY,
+    OLD,
+    BackendUnavailableError,
+)
 from membench.backends.scanner import TOKENS, VALUE, VECTOR
+from membench.plugins import load_plugins
+
+load_plugins("backends")
 
 NOWHERE: set = set()
 

@@ -16,8 +16,7 @@ import pytest
 from backend_helpers import EMBED, SECRET_VALUE, remember_and_forget, where
 
 from membench.backends.at_rest import ScanCache
-from membench.backends.base import NO_REMEDY, BackendUnavailableError
-from membench.backends.catalog import BACKENDS
+from membench.backends.base import BACKENDS, NO_REMEDY, BackendUnavailableError
 from membench.backends.parity import memory_index, parity_rows
 from membench.backends.replay import run_backend
 from membench.backends.scanner import VECTOR_PIECE, Needle, scan, value_needles
@@ -29,12 +28,15 @@ from membench.io.backend_tables import memory_index_from_parquet
 from membench.io.tables import outcomes_table
 from membench.memory.policies import PolicySettings, build_policies, without_embeddings
 from membench.memory.stores import STORES, Memory
+from membench.plugins import load_plugins
 from membench.reporting.backends_tables import backends_section
 from membench.retrieval.retrievers import IndexCache
 from membench.scenario.build import ScenarioShape
 from membench.scenario.format2 import parse_format2
 from membench.scenario.given import build_given
 from membench.scoring.bench import run_bench
+
+load_plugins("backends")
 
 FIXTURE = Path(__file__).parent / "fixtures" / "format2" / "story.json"
 SHAPE = ScenarioShape(seed=42, sessions=30, exchanges_per_session=3, probe_days=(30,),

@@ -91,7 +91,7 @@ def imports_of(module: str) -> list[Import]:
     return found
 
 
-BUILT_IN_MODULES = list(BUILT_IN)
+BUILT_IN_MODULES = [name for modules in BUILT_IN.values() for name in modules]
 IMPORTS = [i for module in MODULES for i in imports_of(module)]
 
 

@@ -144,7 +144,7 @@ def test_the_stages_corpus_lists_follow_what_each_retriever_declares(isolated_re
 def test_every_stage_sees_the_built_in_plugins_without_a_lucky_import(repo_root):
     """A fresh interpreter that only reads params, as each stage does, builds every policy."""
     script = ("from pathlib import Path\n"
-              "from membench.commands.common import read_params\n"
+              "from membench.commands.parameters import read_params\n"
               "from membench.memory.policies import build_policies\n"
               "p = read_params(Path('params.yaml'))\n"
               "print(' '.join(x.id for x in build_policies(p.policies)))\n")

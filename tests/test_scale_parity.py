@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from membench.commands.common import read_params
 from membench.commands.inmemory import run_in_memory
+from membench.commands.parameters import read_params
 from membench.extraction.extractors import EXTRACTORS
 from membench.io.corpus import read_corpus
 from membench.io.scenario_file import read_scenario_spec

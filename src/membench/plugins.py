@@ -1,9 +1,12 @@
-"""Loads every plugin before anything reads a registry (policies, stores, retrievers,
-extractors): the built-in ones outside the pure core, then every module an installed
-package names under the entry-point group `membench.plugins`.
+"""The one list of built-in plugin modules, by the registry kind they fill, and the loader
+that imports them and every module an installed package names under the entry-point group
+`membench.plugins`.
 
-Loading is explicit so that every stage and command sees the same policies: before,
-`memory_tool_profile` ran wherever some unrelated import happened to pull it in.
+Importing a plugin module registers its entries, so adding a policy, store, retriever,
+extractor, importer, backend or memory system is one module plus its line below. A command
+loads only the kinds it reads (a stage that never opens a database does not import the
+backends, so its DVC deps do not name them); the registries iterate by each entry's declared
+order, never by import order, so which kinds were loaded first changes no row.
 """
 
 from __future__ import annotations
@@ -13,15 +16,51 @@ from collections.abc import Iterable
 from importlib.metadata import entry_points
 
 ENTRY_POINT_GROUP = "membench.plugins"
-# Plugins shipped with membench that do I/O, so they stay out of the pure core.
-BUILT_IN = ("membench.memory_tool.policy",)
+
+BUILT_IN: dict[str, tuple[str, ...]] = {
+    "policies": (
+        "membench.memory.policies",
+        "membench.memory.recency",
+        "membench.memory_tool.policy",  # writes real files, through the memory-tool handler
+    ),
+    "stores": ("membench.memory.stores",),
+    "retrievers": ("membench.retrieval.retrievers",),
+    "extractors": (
+        "membench.extraction.extractors",
+        "membench.extraction.consolidation",
+        "membench.extraction.noisy",
+    ),
+    "importers": (
+        "membench.importers.locomo",
+        "membench.importers.longmemeval",
+        "membench.importers.letta",
+    ),
+    "backends": (
+        "membench.backends.sqlite_fts",
+        "membench.backends.sqlite_vec_store",
+        "membench.backends.langgraph_stores",
+        "membench.backends.lancedb_store",
+        "membench.backends.postgres_store",
+    ),
+    # Real memory systems (mem0, ...) behind one interface: none is built in yet.
+    "systems": (),
+}
+# What reading params.yaml and building its policies needs: params name an extractor, the
+# policies their stores and retrievers.
+CORE_KINDS = ("policies", "stores", "retrievers", "extractors")
 
 
-def load_plugins(modules: Iterable[str] = ()) -> None:
-    """Imports the built-in plugins, the entry points' and `modules`; importing a plugin
-    module registers its entries, and Python imports each module once, so calling this
-    again is harmless."""
-    for module in (*BUILT_IN, *modules):
+def load_plugins(*kinds: str, modules: Iterable[str] = ()) -> None:
+    """Imports the built-in plugins of `kinds` (every kind when none is named), then
+    `modules` and the entry points' modules. Python imports each module once, so calling
+    this again is harmless."""
+    unknown = [kind for kind in kinds if kind not in BUILT_IN]
+    if unknown:
+        raise ValueError(f"unknown plugin kind {', '.join(unknown)}; known: {', '.join(BUILT_IN)}")
+    for kind in kinds or BUILT_IN:
+        for module in BUILT_IN[kind]:
+            importlib.import_module(module)
+    for module in modules:
         importlib.import_module(module)
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
         entry_point.load()

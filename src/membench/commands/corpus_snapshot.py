@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from membench.commands.common import PARAMS_FILE, ParamsFile, fails_cleanly, read_params
+from membench.commands.common import PARAMS_FILE, ParamsFile, fails_cleanly
+from membench.commands.parameters import read_params
 from membench.io.corpus import ARCHIVE_SUFFIXES, selected_files, write_archive
 from membench.io.outputs import staged_outputs
 

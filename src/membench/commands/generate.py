@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from membench.commands.common import PARAMS_FILE, OutFile, ParamsFile, fails_cleanly, read_params
+from membench.commands.common import PARAMS_FILE, OutFile, ParamsFile, fails_cleanly
+from membench.commands.parameters import read_params
 from membench.io.outputs import staged_outputs
 from membench.io.scenario_file import scenario_toml
 from membench.params import ParamsError

@@ -13,8 +13,7 @@ from typing import Annotated
 import typer
 
 from membench.commands.common import OutFile, fails_cleanly
-from membench.importers.formats import IMPORTERS
-from membench.importers.model import SourceItemError
+from membench.importers.model import IMPORTERS, SourceItemError
 from membench.importers.run import ImportRun
 from membench.io.import_files import READERS, ImportFileError, file_sha256, write_import
 from membench.params import load_import_params
@@ -47,7 +46,7 @@ def import_(
 ) -> None:
     """Convert a public memory benchmark (LoCoMo, LongMemEval, Letta's leaderboard) into
     format-2 scenarios and a manifest in --out (docs/importers.md)."""
-    load_plugins()
+    load_plugins("importers")
     name, source = _source(name, source, params)
     importer = IMPORTERS[name]
     if not source.is_file():

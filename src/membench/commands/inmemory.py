@@ -17,7 +17,7 @@ from membench.memory.policies import (
     without_embeddings,
 )
 from membench.params import Params
-from membench.plugins import load_plugins
+from membench.plugins import CORE_KINDS, load_plugins
 from membench.retrieval.embedding_cache import text_sha256
 from membench.retrieval.retrievers import IndexCache
 from membench.scenario.model import Scenario
@@ -42,7 +42,7 @@ def run_in_memory(params: Params, root: Path = Path("."), vocabulary: Path | Non
     spec = read_scenario_source(root / s.file)
     corpus = read_corpus(s.corpus.source, s.corpus.glob, s.corpus.exclude, base=root)
     scenario = build_any(spec, corpus.files, s.shape())
-    load_plugins()
+    load_plugins(*CORE_KINDS)
     turn_vectors = None
     if reads_turn_vectors(params.extractor, params.extraction):
         turn_vectors = _embedded(list(dict.fromkeys(e.user for e in scenario.exchanges)),

@@ -17,7 +17,8 @@ from typing import Annotated
 import typer
 import yaml
 
-from membench.commands.common import PARAMS_FILE, ParamsFile, fails_cleanly, read_params
+from membench.commands.common import PARAMS_FILE, ParamsFile, fails_cleanly
+from membench.commands.parameters import read_params
 from membench.io import environment
 from membench.reporting import remeasure as logic
 

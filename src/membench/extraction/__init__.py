@@ -1,4 +1,2 @@
-"""Extraction: turns exchanges into fact records. Importing the package registers the
-built-in extractors (perfect, consolidating, noisy) in EXTRACTORS."""
-
-from membench.extraction import builtin as _builtin  # noqa: F401  (registers them)
+"""Extraction: turns exchanges into fact records. The built-in extractors (perfect,
+consolidating, noisy) register themselves in EXTRACTORS when membench.plugins loads them."""

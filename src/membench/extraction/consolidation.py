@@ -14,7 +14,12 @@ from fractions import Fraction
 import numpy as np
 
 from membench.extraction.detection import Candidate, CandidateKind, detect
-from membench.extraction.extractors import FactRecord, RecordAction
+from membench.extraction.extractors import (
+    EXTRACTORS,
+    ConfigurableExtractor,
+    FactRecord,
+    RecordAction,
+)
 from membench.extraction.settings import ConsolidationSettings
 from membench.extraction.similarity import FORGET_WORDS, TurnVectors, content_words, lexical
 from membench.scenario.model import Scenario
@@ -117,3 +122,9 @@ def consolidation_steps(scenario: Scenario, settings: ConsolidationSettings,
 def consolidating_extractor(scenario: Scenario, settings: ConsolidationSettings,
                             vectors: Mapping[str, np.ndarray] | None = None) -> list[FactRecord]:
     return records_from_steps(consolidation_steps(scenario, settings, vectors))
+
+
+EXTRACTORS.add("consolidating", ConfigurableExtractor(
+    lambda scenario, settings, vectors: consolidating_extractor(
+        scenario, settings.consolidation, vectors),
+    reads_vectors=lambda settings: settings.consolidation.similarity != "lexical"))

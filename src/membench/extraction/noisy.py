@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import random
 
-from membench.extraction.extractors import FactRecord, RecordAction, perfect_extractor
+from membench.extraction.extractors import (
+    EXTRACTORS,
+    ConfigurableExtractor,
+    FactRecord,
+    RecordAction,
+    perfect_extractor,
+)
 from membench.extraction.settings import NoiseSettings
 from membench.scenario.model import Scenario
 
@@ -68,3 +74,7 @@ def perturb(records: list[FactRecord], noise: NoiseSettings) -> list[FactRecord]
 
 def noisy_extractor(scenario: Scenario, noise: NoiseSettings) -> list[FactRecord]:
     return perturb(perfect_extractor(scenario), noise)
+
+
+EXTRACTORS.add("noisy", ConfigurableExtractor(
+    lambda scenario, settings, vectors: noisy_extractor(scenario, settings.noise)))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from membench.importers.model import (
+    IMPORTERS,
     Converted,
     Dropped,
     Importer,
@@ -106,3 +107,5 @@ def convert(line: int, item: Any) -> Converted:
 LETTA = Importer(reads="jsonl", convert=convert,
                  description="Letta memory leaderboard letta_bench_gen_*.jsonl: one scenario "
                              "per line")
+
+IMPORTERS.add("letta", LETTA, order=3)

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from membench.importers.model import (
+    IMPORTERS,
     Converted,
     Dropped,
     Importer,
@@ -193,3 +194,5 @@ def convert(index: int, item: Any) -> Converted:
 
 LOCOMO = Importer(reads="json-array", convert=convert,
                   description="LoCoMo locomo10.json: one scenario per conversation")
+
+IMPORTERS.add("locomo", LOCOMO, order=1)

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from membench.importers.model import (
+    IMPORTERS,
     Converted,
     Dropped,
     Importer,
@@ -131,3 +132,5 @@ def convert(index: int, item: Any) -> Converted:
 LONGMEMEVAL = Importer(reads="json-array", convert=convert,
                        description="LongMemEval longmemeval_s/_m/_oracle JSON: one scenario "
                                    "per question")
+
+IMPORTERS.add("longmemeval", LONGMEMEVAL, order=2)

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from membench.registry import Registry
+
 SCENARIO_ID = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -65,6 +67,11 @@ class Importer:
     reads: str  # "json-array" (one top-level array of objects) or "jsonl" (an object a line)
     convert: Callable[[int, Any], Converted]  # (position in the file, item) -> Converted
     description: str
+
+
+# Every format `membench import` reads, by name: each importer module adds its own
+# (IMPORTERS.add("name", Importer(...), order=...)), loaded by membench.plugins.
+IMPORTERS: Registry[Importer] = Registry("importer")
 
 
 def scenario_id(text: str) -> str:

@@ -1,4 +1,2 @@
-"""Memory: stores and policies. Importing the package registers the recency readers
-(membench.memory.recency) beside the policies of membench.memory.policies."""
-
-from membench.memory import recency as _recency  # noqa: F401  (registers them)
+"""Memory: stores and policies. The built-in ones (membench.memory.stores, .policies and the
+recency readers of .recency) register themselves when membench.plugins loads them."""
