@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from membench.io.tables import scenario_from_tables
@@ -15,7 +16,16 @@ from membench.scenario.model import Scenario
 def read_parquet(path: Path, columns: list[str] | None = None):
     if not path.is_file():
         raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
-    return pq.read_table(path, columns=columns)
+    try:
+        return pq.read_table(path, columns=columns)
+    except (OSError, pa.ArrowInvalid) as error:
+        if isinstance(error, OSError) and error.errno is not None:
+            raise  # the machine's (a permission, a disk), not the file's content
+        # pyarrow's own: the bytes are not the Parquet file written (a corrupt DVC cache
+        # entry checked out, a truncated copy), said in one line naming the file.
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        raise ValueError(f"input {path} is corrupt or not Parquet ({reason}): delete it and "
+                         "run `dvc repro` to recompute it") from error
 
 
 def read_json(path: Path) -> Any:
