@@ -32,13 +32,13 @@ COMMITTED = [name for name in OUTPUTS if name.startswith("reports/")]
 GIT = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
 
 
-def sh(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+def sh(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: int = 1200) -> str:
     """Runs a command and returns its stdout and stderr; a failure shows both."""
     env = {**os.environ, "DVC_NO_ANALYTICS": "1", **(env or {})}
-    # 20 minutes: a cold `dvc repro` includes the backends stage, whose PostgreSQL servers
-    # and scans take minutes on a shared 2-core machine.
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1200,
-                          check=False)
+    # 20 minutes: a `dvc repro` includes the backends stage, whose PostgreSQL servers and
+    # scans take minutes on a shared 2-core machine.
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
     assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
 
@@ -77,7 +77,9 @@ def shared_build(repo_root: Path, shared_dir: Path) -> Path:
         if not done.exists():
             shutil.rmtree(built, ignore_errors=True)
             try:
-                sh(fresh_clone(repo_root, built), "dvc", "repro")
+                # An hour: every test that reads the build fails with it, and a cold run
+                # took over 20 minutes on a 2-core machine shared by several test runs.
+                sh(fresh_clone(repo_root, built), "dvc", "repro", timeout=3600)
             except BaseException as error:
                 failed.write_text(str(error) or repr(error))
                 raise
