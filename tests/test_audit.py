@@ -1,6 +1,6 @@
 """The delete-everywhere audit finds deleted values at rest, in every form a policy keeps."""
 
-from membench.memory.policies import POLICIES, PolicySettings
+from membench.memory.policies import POLICIES
 from membench.scoring.audit import (
     INDEX_SEQUENCES,
     INDEX_TERMS,
@@ -11,6 +11,8 @@ from membench.scoring.audit import (
     audit_days,
     run_audit,
 )
+
+from params_yaml import PARAMS
 
 BOTH = {"phone_number", "personal_email"}
 
@@ -71,7 +73,7 @@ def test_only_the_fact_log_keeps_the_extraction_records(default_run):
 
 
 def test_dense_policies_keep_a_vector_of_each_deleted_exchange(default_run):
-    settings = PolicySettings()
+    settings = PARAMS.policies
     dense = [POLICIES[p](settings) for p in ("dense_transcript", "profile_dense_unextracted")]
     rows = run_audit(default_run.scenario, default_run.records, dense)
     assert {k for k, _ in held(rows, "dense_transcript", 30, VECTORS)} == BOTH

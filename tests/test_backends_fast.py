@@ -26,7 +26,7 @@ from membench.extraction.extractors import EXTRACTORS
 from membench.io.at_rest import backend_files, tree_bytes
 from membench.io.backend_tables import memory_index_from_parquet
 from membench.io.tables import outcomes_table
-from membench.memory.policies import PolicySettings, build_policies, without_embeddings
+from membench.memory.policies import build_policies, without_embeddings
 from membench.memory.stores import STORES, Memory
 from membench.plugins import load_plugins
 from membench.reporting.backends_tables import backends_section
@@ -35,6 +35,8 @@ from membench.scenario.build import ScenarioShape
 from membench.scenario.format2 import parse_format2
 from membench.scenario.given import build_given
 from membench.scoring.bench import run_bench
+
+from params_yaml import PARAMS
 
 load_plugins("backends")
 
@@ -186,7 +188,7 @@ def _joined_story_with_two_facts_in_one_turn():
 
 def test_a_joined_benchmark_on_sqlite_equals_memory_and_audits_each_scenario(tmp_path):
     scenario, records = _joined_story_with_two_facts_in_one_turn()
-    policies = [p for p in without_embeddings(build_policies(PolicySettings()))
+    policies = [p for p in without_embeddings(build_policies(PARAMS.policies))
                 if set(p.stores) <= {"profile", "fact_log", "transcript", "transcript_redacted"}]
     stores = ["profile", "fact_log", "transcript", "transcript_redacted"]
     run = run_backend("sqlite", BACKENDS["sqlite"], scenario, records, policies, stores,
@@ -211,7 +213,7 @@ def test_a_joined_benchmark_on_sqlite_equals_memory_and_audits_each_scenario(tmp
 
 def _on_langgraph_memory(scenario, tmp_path):
     """The policies over profile and transcript on LangGraph's InMemoryStore (no files)."""
-    policies = [p for p in without_embeddings(build_policies(PolicySettings()))
+    policies = [p for p in without_embeddings(build_policies(PARAMS.policies))
                 if set(p.stores) <= {"profile", "transcript"}]
     run = run_backend("langgraph_memory", BACKENDS["langgraph_memory"], scenario,
                       EXTRACTORS["perfect"](scenario), policies, ["profile", "transcript"],
@@ -256,7 +258,7 @@ def test_the_parity_index_read_in_batches_equals_the_one_of_the_rows(story, tmp_
     else:
         scenario = build_given(
             (parse_format2(json.loads(FIXTURE.read_text(encoding="utf-8"))),), [], SHAPE)
-        policies = without_embeddings(build_policies(PolicySettings()))
+        policies = without_embeddings(build_policies(PARAMS.policies))
         rows = run_bench(scenario, EXTRACTORS["perfect"](scenario), policies,
                          lambda texts: [0] * len(texts), IndexCache()).outcomes
     path = tmp_path / "outcomes.parquet"

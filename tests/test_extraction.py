@@ -12,9 +12,10 @@ from membench.extraction.consolidation import Decision, consolidation_steps
 from membench.extraction.detection import CandidateKind, classify
 from membench.extraction.extractors import RecordAction, extractor_for, perfect_extractor
 from membench.extraction.quality import measure
-from membench.extraction.settings import ConsolidationSettings, ExtractSettings
 from membench.retrieval.embedding_cache import text_sha256
 from membench.scenario.model import Exchange, ExchangeKind, Scenario
+
+from params_yaml import PARAMS
 
 
 def chat(*turns: str) -> Scenario:
@@ -60,7 +61,8 @@ def test_the_real_extractor_never_reads_gold_labels(default_run):
     scenario = default_run.scenario
     stripped = replace(scenario, facts=(), probes=(),
                        exchanges=tuple(replace(e, fact_key=None) for e in scenario.exchanges))
-    settings = ExtractSettings(ConsolidationSettings(similarity="lexical"))
+    settings = replace(PARAMS.extraction, consolidation=replace(PARAMS.extraction.consolidation,
+                                                          similarity="lexical"))
     extract = extractor_for("consolidating", settings)
     records = extract(scenario)
     assert records and records == extract(stripped)
@@ -72,7 +74,7 @@ def test_a_paraphrased_update_is_merged_and_a_similar_distinct_fact_is_not(vecto
     scenario = chat("I live in Porto.", "My phone number is 555 0100.",
                     "How do I speed up the linter?", "My personal email is dana@example.org.",
                     "I relocated to Madrid last month.", "Please forget my phone number.")
-    steps = consolidation_steps(scenario, ConsolidationSettings(), vectors_of(scenario))
+    steps = consolidation_steps(scenario, PARAMS.extraction.consolidation, vectors_of(scenario))
     decisions = [(s.candidate.text, s.decision, s.memory) for s in steps]
     assert decisions == [
         ("I live in Porto.", Decision.ADD, "m1"),
@@ -88,7 +90,7 @@ def test_on_plain_chat_turns_it_runs_without_any_gold(vectors_of):
     scenario = chat("Hey, how have you been?", "I went to a support group yesterday.",
                     "That sounds great! What was it like?", "My favourite band is Muse.",
                     "Please forget my favourite band.")
-    records = extractor_for("consolidating", ExtractSettings(), vectors_of(scenario))(scenario)
+    records = extractor_for("consolidating", PARAMS.extraction, vectors_of(scenario))(scenario)
     assert [(r.key, r.action, r.exchange_index) for r in records] == [
         ("m1", RecordAction.SET, 1), ("m2", RecordAction.SET, 3),
         ("m2", RecordAction.DELETE, 4)]
@@ -101,7 +103,7 @@ def test_a_missing_turn_vector_is_a_clear_error():
 
     scenario = chat("I live in Porto.", "I moved to Madrid.")
     with pytest.raises(MissingTurnVectorError, match="embed_turns"):
-        extractor_for("consolidating", ExtractSettings(), {})(scenario)
+        extractor_for("consolidating", PARAMS.extraction, {})(scenario)
 
 
 def test_quality_of_the_perfect_extractor_is_perfect(default_run):

@@ -11,12 +11,14 @@ from membench.extraction.extractors import EXTRACTORS, FactRecord, RecordAction
 from membench.extraction.gold import gold_units
 from membench.extraction.quality import measure
 from membench.io.scenario_file import read_scenario_source
-from membench.memory.policies import POLICIES, PolicySettings
+from membench.memory.policies import POLICIES
 from membench.retrieval.retrievers import IndexCache
 from membench.scenario.build import ScenarioShape
 from membench.scenario.format2 import parse_format2
 from membench.scenario.given import build_given
 from membench.scoring.extraction import evaluate_extractors
+
+from params_yaml import PARAMS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "format2" / "story.json"
 SHAPE = ScenarioShape(seed=42, sessions=30, exchanges_per_session=3, probe_days=(30,),
@@ -46,7 +48,7 @@ def hand(scenario, *writes: tuple[str, int] | tuple[str, int, str]) -> list[Fact
 
 
 def effects(scenario, records) -> dict:
-    profile = POLICIES["profile"](PolicySettings())
+    profile = POLICIES["profile"](PARAMS.policies)
     report = evaluate_extractors(scenario, {"hand": records}, [profile], IndexCache())["hand"]
     return {c: v["changed"] for c, v in report["effects"]["profile"].items() if v["changed"]}
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from membench.extraction.params import SweepParams
-from membench.memory.policies import POLICIES, PolicySettings
+from membench.memory.policies import POLICIES
 from membench.params import ParamsError, parse_params
 from membench.reporting.extraction_tables import crossover, extraction_metrics, sweep_bands
 from membench.reporting.recency_tables import recency_effects
 from membench.scoring.extraction import reference_counts, sweep
+
+from params_yaml import PARAMS
 
 
 def _sweep(currents: dict[float, list[int]], reference: int) -> dict:
@@ -55,7 +59,8 @@ def test_bad_extraction_params_name_the_param(repo_root, section, key, value, na
     import yaml
 
     data = yaml.safe_load((repo_root / "params.yaml").read_text())
-    data[section][key] = value
+    # a table's value goes over params.yaml's (every key must be present)
+    data[section][key] = {**data[section][key], **value} if isinstance(value, dict) else value
     with pytest.raises(ParamsError, match=named.replace(".", r"\.")):
         parse_params(data, {"perfect", "consolidating", "noisy"})
 
@@ -73,8 +78,9 @@ def test_a_wrong_grouping_loses_the_current_answer(default_run):
     from membench.retrieval.retrievers import IndexCache
     from membench.scoring.bench import run_bench
 
-    reader = POLICIES["bm25_transcript_latest"](PolicySettings(same_topic_threshold=0.0))
-    base = POLICIES["bm25_transcript"](PolicySettings())
+    reader = POLICIES["bm25_transcript_latest"](
+        replace(PARAMS.policies, same_topic_threshold=0.0))
+    base = POLICIES["bm25_transcript"](PARAMS.policies)
     rows = run_bench(default_run.scenario, default_run.records, [base, reader],
                      lambda texts: [0] * len(texts), IndexCache()).outcomes
     assert recency_effects(rows)["bm25_transcript_latest"]["current_lost"] > 0

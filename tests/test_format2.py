@@ -22,7 +22,7 @@ from membench.io.tables import (
     scenario_tables,
     stored_table,
 )
-from membench.memory.policies import PolicySettings, build_policies, without_embeddings
+from membench.memory.policies import build_policies, without_embeddings
 from membench.memory.stores import Memory
 from membench.reporting.given_sections import given_sections
 from membench.retrieval.retrievers import IndexCache
@@ -35,6 +35,8 @@ from membench.scenario.spec import ScenarioSpecError
 from membench.scoring.bench import run_bench
 from membench.scoring.evidence import EvidenceScorer, holds_line
 from membench.scoring.results import ResultsTable
+
+from params_yaml import PARAMS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "format2" / "story.json"
 SHAPE = ScenarioShape(seed=42, sessions=30, exchanges_per_session=3, probe_days=(30,),
@@ -54,7 +56,7 @@ def build(data: dict, corpus=()):
 def bench(data: dict):
     scenario = build(data)
     records = EXTRACTORS["perfect"](scenario)
-    policies = without_embeddings(build_policies(PolicySettings()))
+    policies = without_embeddings(build_policies(PARAMS.policies))
     result = run_bench(scenario, records, policies, lambda texts: [len(t) for t in texts])
     return scenario, {(r.policy, r.probe_id): r for r in result.outcomes}, result
 
@@ -256,7 +258,7 @@ def test_a_benchmark_directory_runs_as_one_with_separate_memories(tmp_path):
     memory = Memory(scenario, records, 8, IndexCache())
     assert {e.day for e in memory.exchanges} == {5, 6, 7, 8}
     assert all(r.key.startswith("beta/") for r in memory.records)
-    policies = without_embeddings(build_policies(PolicySettings()))
+    policies = without_embeddings(build_policies(PARAMS.policies))
     result = run_bench(scenario, records, policies, lambda texts: [1] * len(texts))
     rows = {(r.policy, r.probe_id): r.outcome for r in result.outcomes}
     assert rows[("full_transcript", "alpha/city-4")] == "conflict"

@@ -3,24 +3,28 @@ known by hand; and the quality measure names the same errors."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from membench.extraction.extractors import extractor_for
 from membench.extraction.quality import measure
-from membench.extraction.settings import ExtractSettings, NoiseSettings
-from membench.memory.policies import POLICIES, PolicySettings
+from membench.extraction.settings import NoiseSettings
+from membench.memory.policies import POLICIES
 from membench.scoring.bench import run_bench
+
+from params_yaml import PARAMS
 
 
 def _profile_outcome(scenario, records, fact: str, day: int) -> str:
-    profile = POLICIES["profile"](PolicySettings())
+    profile = POLICIES["profile"](PARAMS.policies)
     rows = run_bench(scenario, records, [profile], lambda texts: [0] * len(texts)).outcomes
     return next(r.outcome for r in rows if (r.fact_key, r.day, r.form) == (fact, day, "literal"))
 
 
 def _noisy(scenario, **rates):
-    return extractor_for("noisy", ExtractSettings(noise=NoiseSettings(seed=3, **rates)))(
-        scenario)
+    noise = replace(NoiseSettings.at_rate(0.0, seed=3), **rates)
+    return extractor_for("noisy", replace(PARAMS.extraction, noise=noise))(scenario)
 
 
 @pytest.mark.parametrize("rates,fact,day,expected", [
@@ -72,7 +76,7 @@ def test_each_extractor_is_scored_on_its_own_stores(default_run):
     from membench.retrieval.retrievers import IndexCache
 
     scenario = default_run.scenario
-    policies = without_embeddings(profile_policies(build_policies(PolicySettings())))
+    policies = without_embeddings(profile_policies(build_policies(PARAMS.policies)))
     noisy = _noisy(scenario, missed_facts=0.5)
     report = evaluate_extractors(scenario, {"noisy": noisy}, policies, IndexCache())
     alone = run_bench(scenario, noisy, policies, lambda texts: [0] * len(texts)).outcomes

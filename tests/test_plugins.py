@@ -18,7 +18,6 @@ from membench.extraction.extractors import EXTRACTORS, RecordAction, register_ex
 from membench.io.scenario_file import read_scenario_spec
 from membench.memory.policies import (
     POLICIES,
-    PolicySettings,
     RetrievalPolicy,
     build_policies,
     embedded_stores,
@@ -34,6 +33,8 @@ from membench.scoring.audit import run_audit
 from membench.scoring.multiseed import SeedInputs, counts_for_seed
 from membench.scoring.results import ResultsTable
 from membench.scoring.summary import raw_table
+
+from params_yaml import PARAMS
 
 REGISTRIES = (POLICIES, STORES, RETRIEVERS, EXTRACTORS)
 
@@ -88,7 +89,7 @@ def plugin_entry_point(isolated_registries, tmp_path, monkeypatch):
 
 def test_a_plugin_policy_takes_its_declared_row(plugin_entry_point):
     plugins.load_plugins()
-    ids = [policy.id for policy in build_policies(PolicySettings())]
+    ids = [policy.id for policy in build_policies(PARAMS.policies)]
     assert ids.index("earliest_transcript") == ids.index("profile") + 1
     assert ids[-1] == "memory_tool_profile"  # the built-in plugin is loaded too
 
@@ -135,7 +136,7 @@ def test_the_stages_corpus_lists_follow_what_each_retriever_declares(isolated_re
 
     register_policy(order=1)(RetrievalPolicy("a", "session", "embedded_bm25", "a"))
     register_policy(order=2)(RetrievalPolicy("b", "profile", "vectors_only", "b"))
-    policies = build_policies(PolicySettings())
+    policies = build_policies(PARAMS.policies)
     assert EmbeddedBm25.analyzer == PLAIN
     assert "session" in tokenized_stores(policies) and "session" in embedded_stores(policies)
     assert "profile" not in tokenized_stores(policies) and "profile" in embedded_stores(policies)

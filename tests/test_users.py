@@ -6,7 +6,7 @@ import tomllib
 import pytest
 
 from membench.extraction.extractors import EXTRACTORS
-from membench.memory.policies import POLICIES, PolicySettings
+from membench.memory.policies import POLICIES
 from membench.plugins import load_plugins
 from membench.scenario.build import CorpusText, ScenarioShape
 from membench.scenario.deployment import build_user_scenarios
@@ -19,6 +19,8 @@ from membench.scoring.users import (
     run_deployment,
     user_counts,
 )
+
+from params_yaml import PARAMS
 
 # ana says her region on day 1; ben says his on day 2, then changes it on day 3.
 STORY = """
@@ -53,7 +55,7 @@ def rows():
     spec = parse_scenario_spec(tomllib.loads(STORY))
     users = build_user_scenarios(spec, CORPUS, ScenarioShape(1, 3, 3, (3,), 2))
     deployment = build_deployment(users, EXTRACTORS["perfect"])
-    policies = [POLICIES[p](PolicySettings()) for p in ("full_transcript", "profile")]
+    policies = [POLICIES[p](PARAMS.policies) for p in ("full_transcript", "profile")]
     found = run_deployment(deployment, policies)
     return {(r.mode, r.policy, r.user): r for r in found if r.form == "literal"}
 
@@ -126,7 +128,7 @@ def test_dense_policies_run_in_both_modes_and_leak_only_shared():
     deployment = build_deployment(
         build_user_scenarios(spec, CORPUS, ScenarioShape(1, 3, 3, (2, 3), 2)),
         EXTRACTORS["perfect"])
-    dense = [p for p in build_policies(PolicySettings()) if needs_embeddings(p)]
+    dense = [p for p in build_policies(PARAMS.policies) if needs_embeddings(p)]
     texts = deployment_texts(deployment, embedded_stores(dense))
     assert "ana: Which region do we deploy to?" in texts
     vectors = {text_sha256(t): _bag_of_words(t) for t in texts}  # every text the runs need

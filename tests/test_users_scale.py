@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from membench.extraction.extractors import EXTRACTORS
 from membench.io.scenario_file import scenario_toml
-from membench.memory.policies import PolicySettings, build_policies, without_embeddings
+from membench.memory.policies import build_policies, without_embeddings
 from membench.plugins import load_plugins
 from membench.retrieval.bm25 import Bm25Index, on_score_grid
 from membench.scenario.build import CorpusText, ScenarioShape
@@ -28,6 +28,8 @@ from membench.scenario.generate import GenerateSettings, generate_scenario
 from membench.scenario.spec import parse_scenario_spec
 from membench.scenario.text import ValueFinder, tokens
 from membench.scoring.users import LeakClassifier, build_deployment, run_deployment
+
+from params_yaml import PARAMS
 
 CORPUS = tuple(CorpusText(f"f{i}.py", tuple(f"x{i} = compute({j}, 'the service')"
                                              for j in range(60))) for i in range(6))
@@ -38,10 +40,11 @@ def _toml(**settings) -> str:
 
 
 @pytest.mark.parametrize("settings,digest", [
-    ({"facts": 20, "changes": (0, 1, 2, 3), "deleted_share": Fraction(1, 10), "sessions": 30},
+    ({"facts": 20, "changes": (0, 1, 2, 3), "deleted_share": Fraction(1, 10), "sessions": 30,
+      "users": 1, "seed": 42},
      "ced2987f64c7677766b332ea4841029ddcfb848702adc3602b872af66cf02914"),
     ({"facts": 5, "changes": (0, 1, 2, 3, 4), "deleted_share": Fraction(1, 5), "sessions": 10,
-      "users": 100}, "28e6d60c4022335af14793a1cd59850c90cc9fc8c07bcb16a2ca3a17072c02a7"),
+      "users": 100, "seed": 42}, "28e6d60c4022335af14793a1cd59850c90cc9fc8c07bcb16a2ca3a17072c02a7"),
     ({"facts": 200, "changes": (0, 1, 2), "deleted_share": Fraction(1, 10), "sessions": 300,
       "users": 3, "seed": 5}, "fca59776f14cde5af46059f681eec86cf702dc369d6727ec4ed65e8306452edd"),
 ])
@@ -57,7 +60,7 @@ def _rows_digest(facts, users, sessions, days):
     deployment = build_deployment(
         build_user_scenarios(spec, CORPUS, ScenarioShape(1, sessions, 12, days, 3)),
         EXTRACTORS["perfect"])
-    policies = [p for p in without_embeddings(build_policies(PolicySettings()))
+    policies = [p for p in without_embeddings(build_policies(PARAMS.policies))
                 if p.id not in LATER_POLICIES]  # registered after the digests were taken
     rows = run_deployment(deployment, policies)
     h = hashlib.sha256()
@@ -79,7 +82,7 @@ def test_users_run_outcomes_equal_before(shape, expected):
 def test_hundreds_of_facts_per_user_draw_from_wider_spaces():
     """500 facts x 6 users need more regions than the first space holds (1,064): every
     value is still one fact's, one user's and one version's."""
-    data = generate_scenario(GenerateSettings(500, (0, 1, 2, 3, 4), Fraction(1, 5), 1000, 6))
+    data = generate_scenario(GenerateSettings(500, (0, 1, 2, 3, 4), Fraction(1, 5), 1000, 6, 42))
     spec = parse_scenario_spec(tomllib.loads(scenario_toml(data, "c")))
     values = [v for facts in [spec.facts] + [u.facts for u in spec.users]
               for f in facts for v in f.values()]

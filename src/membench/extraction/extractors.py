@@ -70,13 +70,14 @@ Build = Callable[[Scenario, ExtractSettings, "TurnVectorMap | None"], list[FactR
 @dataclass(frozen=True)
 class ConfigurableExtractor:
     """An extractor that reads params.yaml's `extract` settings (and, if it compares
-    meanings, the turns' vectors). Called with a scenario alone it uses the defaults."""
+    meanings, the turns' vectors): run it through extractor_for, with the settings."""
 
     build: Build
     reads_vectors: Callable[[ExtractSettings], bool] = lambda settings: False
 
     def __call__(self, scenario: Scenario) -> list[FactRecord]:
-        return self.build(scenario, ExtractSettings(), None)
+        raise TypeError("this extractor reads params.yaml's extract settings: "
+                        "call extractor_for(name, params.extraction)")
 
 
 def extractor_for(name: str, settings: ExtractSettings | None = None,
@@ -85,8 +86,10 @@ def extractor_for(name: str, settings: ExtractSettings | None = None,
     ignores both)."""
     registered = EXTRACTORS[name]
     if isinstance(registered, ConfigurableExtractor):
-        chosen = settings or ExtractSettings()
-        return lambda scenario: registered.build(scenario, chosen, vectors)
+        if settings is None:
+            raise TypeError(f"extractor {name!r} reads params.yaml's extract settings: "
+                            "pass them")
+        return lambda scenario: registered.build(scenario, settings, vectors)
     return registered
 
 

@@ -1,70 +1,76 @@
-"""The `extract` section's optional tables and the `extraction_sweep` section, validated
-as strictly as the rest of params.yaml (membench.params calls these)."""
+"""The params of the configurable extractors (`extract.consolidation`, `extract.noise`) and
+of the error-rate sweep (`extraction_sweep`): their schema, which membench.params validates
+and turns into the settings the extraction code receives."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated
 
-from membench.extraction.settings import (
-    SIMILARITIES,
-    ConsolidationSettings,
-    ExtractSettings,
-    NoiseSettings,
-)
-from membench.validation import check_keys
+from pydantic import Field, field_validator
+
+from membench.extraction.settings import SIMILARITIES
+from membench.validation import Section, unique
+
+Share = Annotated[float, Field(ge=0, le=1)]  # a rate or threshold from 0 to 1
+Seed = Annotated[int, Field(ge=0)]
 
 
 @dataclass(frozen=True)
 class SweepParams:
-    rates: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)  # x axis: every error class
-    seeds: tuple[int, ...] = (1, 2, 3, 4, 5)  # noise seeds per rate (min-max bands)
+    rates: tuple[float, ...]  # x axis: every error class at this rate
+    seeds: tuple[int, ...]  # noise seeds per rate (min-max bands)
 
 
-def fraction_param(name: str, value: Any, error: type[ValueError]) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise error(f"{name}: expected a number from 0 to 1, got {value!r}")
-    return float(value)
+class ConsolidationSection(Section):
+    """`extract.consolidation`: how the consolidating extractor compares a turn with the
+    memories it has, and when it updates, deletes or does nothing."""
+
+    similarity: str = Field(description="`dense` (MiniLM cosine), `lexical` (stemmed word "
+                                        "overlap) or `both` (their mean)")
+    update_threshold: Share = Field(description="at or above: UPDATE the most similar "
+                                                "memory, else ADD")
+    delete_threshold: Share = Field(description="a forget request at or above: DELETE the "
+                                                "most similar memory")
+    noop_threshold: Share = Field(description="at or above: the same fact restated, "
+                                              "nothing written")
+
+    @field_validator("similarity")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in SIMILARITIES:
+            raise ValueError(f"expected one of {', '.join(SIMILARITIES)}, got {value!r}")
+        return value
 
 
-def _seed(name: str, value: Any, error: type[ValueError]) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise error(f"{name}: expected a whole number of at least 0, got {value!r}")
-    return value
+class NoiseSection(Section):
+    """`extract.noise`: the noisy extractor is the perfect one with seeded errors, each
+    class at its own rate."""
+
+    seed: Seed = Field(description="picks which facts the errors hit")
+    missed_facts: Share = Field(description="a fact's first statement is not extracted")
+    missed_updates: Share = Field(description="a change becomes a new memory beside the old")
+    false_merges: Share = Field(description="a new fact overwrites the newest unrelated memory")
+    missed_deletions: Share = Field(description="a forget request is not acted on")
 
 
-def parse_extract_settings(section: dict, error: type[ValueError]) -> ExtractSettings:
-    """`extract.consolidation` and `extract.noise`, each optional (defaults apply)."""
-    settings = ExtractSettings()
-    c = check_keys("extract.consolidation", section.get("consolidation", {}), set(),
-                   {"similarity", "update_threshold", "delete_threshold", "noop_threshold"},
-                   error)
-    similarity = c.get("similarity", settings.consolidation.similarity)
-    if similarity not in SIMILARITIES:
-        raise error(f"extract.consolidation.similarity: expected one of "
-                    f"{', '.join(SIMILARITIES)}, got {similarity!r}")
-    defaults = settings.consolidation
-    consolidation = ConsolidationSettings(similarity, *(
-        fraction_param(f"extract.consolidation.{k}", c.get(k, getattr(defaults, k)), error)
-        for k in ("update_threshold", "delete_threshold", "noop_threshold")))
-    n = check_keys("extract.noise", section.get("noise", {}), set(),
-                   {"seed", "missed_facts", "missed_updates", "false_merges",
-                    "missed_deletions"}, error)
-    noise = NoiseSettings(_seed("extract.noise.seed", n.get("seed", 0), error), *(
-        fraction_param(f"extract.noise.{k}", n.get(k, 0.0), error)
-        for k in ("missed_facts", "missed_updates", "false_merges", "missed_deletions")))
-    return ExtractSettings(consolidation, noise)
+class SweepSection(Section):
+    """`extraction_sweep`: the extraction stage's sweep: the noisy extractor at each rate (every error class at
+    once), for each seed."""
 
+    rates: list[Share] = Field(min_length=1, description="the error rates swept, increasing")
+    seeds: list[Seed] = Field(min_length=1, description="noise seeds at each rate "
+                                                        "(min-max bands)")
 
-def parse_sweep(value: Any, error: type[ValueError]) -> SweepParams:
-    s = check_keys("extraction_sweep", value, {"rates", "seeds"}, set(), error)
-    for key in ("rates", "seeds"):
-        if not isinstance(s[key], list) or not s[key]:
-            raise error(f"extraction_sweep.{key}: expected a non-empty list")
-    rates = tuple(fraction_param("extraction_sweep.rates", r, error) for r in s["rates"])
-    seeds = tuple(_seed("extraction_sweep.seeds", x, error) for x in s["seeds"])
-    if len(set(rates)) != len(rates) or list(rates) != sorted(rates):
-        raise error(f"extraction_sweep.rates: expected increasing rates, got {list(rates)}")
-    if len(set(seeds)) != len(seeds):
-        raise error(f"extraction_sweep.seeds: repeated seed in {list(seeds)}")
-    return SweepParams(rates, seeds)
+    @field_validator("rates")
+    @classmethod
+    def _increasing(cls, rates: list[float]) -> list[float]:
+        if any(a >= b for a, b in zip(rates, rates[1:])):
+            raise ValueError(f"expected increasing rates, got {rates}")
+        return rates
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct(cls, seeds: list[int]) -> list[int]:
+        unique(seeds, "seed")
+        return seeds

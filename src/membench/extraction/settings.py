@@ -1,35 +1,36 @@
-"""Settings of the configurable extractors (params.yaml `extract`), with the defaults that
-params.yaml states: the consolidating extractor's thresholds and the noisy one's rates."""
+"""Settings of the configurable extractors (params.yaml `extract`): the consolidating
+extractor's thresholds and the noisy one's rates. Their values live only in params.yaml."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 SIMILARITIES = ("dense", "lexical", "both")  # MiniLM cosine, stemmed word overlap, their mean
 
 
 @dataclass(frozen=True)
 class ConsolidationSettings:
-    similarity: str = "dense"
-    update_threshold: float = 0.5  # at or above: UPDATE the most similar memory, else ADD
-    delete_threshold: float = 0.45  # a forget request at or above: DELETE that memory
-    noop_threshold: float = 0.97  # at or above: the same fact restated, nothing written
+    similarity: str  # one of SIMILARITIES
+    update_threshold: float  # at or above: UPDATE the most similar memory, else ADD
+    delete_threshold: float  # a forget request at or above: DELETE that memory
+    noop_threshold: float  # at or above: the same fact restated, nothing written
 
 
 @dataclass(frozen=True)
 class NoiseSettings:
-    seed: int = 0
-    missed_facts: float = 0.0  # a fact's first statement is not extracted
-    missed_updates: float = 0.0  # a change becomes a new memory beside the old one
-    false_merges: float = 0.0  # a new fact overwrites the newest unrelated memory
-    missed_deletions: float = 0.0  # a forget request is not acted on
+    seed: int
+    missed_facts: float  # a fact's first statement is not extracted
+    missed_updates: float  # a change becomes a new memory beside the old one
+    false_merges: float  # a new fact overwrites the newest unrelated memory
+    missed_deletions: float  # a forget request is not acted on
 
-    def at_rate(self, rate: float, seed: int) -> NoiseSettings:
+    @classmethod
+    def at_rate(cls, rate: float, seed: int) -> NoiseSettings:
         """Every error class at the same rate (the sweep's x axis)."""
-        return NoiseSettings(seed, rate, rate, rate, rate)
+        return cls(seed, rate, rate, rate, rate)
 
 
 @dataclass(frozen=True)
 class ExtractSettings:
-    consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
-    noise: NoiseSettings = field(default_factory=NoiseSettings)
+    consolidation: ConsolidationSettings
+    noise: NoiseSettings

@@ -19,10 +19,12 @@ from membench.retrieval.retrievers import PLAIN, RETRIEVERS, Retriever
 
 @dataclass(frozen=True)
 class PolicySettings:
-    window_exchanges: int = 20
-    retrieval_top_k: int = 5
-    hybrid_top_k: int = 3
-    same_topic_threshold: float = 0.5  # recency readers: lines this alike are one topic
+    """params.yaml `policies` (the values live only there)."""
+
+    window_exchanges: int
+    retrieval_top_k: int
+    hybrid_top_k: int
+    same_topic_threshold: float  # recency readers: lines this alike are one topic
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,8 @@ class GenerateSettings:
     changes: tuple[int, ...]  # changes per fact, given to the facts in turn
     deleted_share: Fraction  # share of the facts the user later asks to forget
     sessions: int  # days of the story's timeline
-    users: int = 1
-    seed: int = 42
+    users: int
+    seed: int
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def sweep(scenario: Scenario, policies: Sequence[Policy], params: SweepParams,
     runs = []
     for rate in params.rates:
         for seed in params.seeds:
-            noise = NoiseSettings().at_rate(rate, seed)
+            noise = NoiseSettings.at_rate(rate, seed)
             rows = _outcomes(scenario, noisy_extractor(scenario, noise), swept, IndexCache())
             runs.append({"rate": rate, "seed": seed,
                          "counts": {p.id: combined(rows, p.id) for p in swept}})

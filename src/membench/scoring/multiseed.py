@@ -7,7 +7,7 @@ one seed at about a second of pure computation."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from membench.extraction.extractors import TurnVectorMap, extractor_for
 from membench.extraction.settings import ExtractSettings
@@ -26,7 +26,7 @@ class SeedInputs:
     shape: ScenarioShape
     settings: PolicySettings
     extractor: str
-    extraction: ExtractSettings = field(default_factory=ExtractSettings)
+    extraction: ExtractSettings | None = None  # params' extract, for a configurable extractor
     # user turn vectors, for an extractor that compares meanings: every seed draws its
     # turns from the same story, so the embed_turns stage's vectors cover them
     turn_vectors: TurnVectorMap | None = None

@@ -1,0 +1,187 @@
+"""The schema of params.yaml: every key, its type, its bounds and its meaning. The values
+live only in params.yaml (every key the pipeline reads must be there; an overlay such as
+data/scale-users.params.yaml is merged over it section by section); membench.params
+validates the file against these models and hands the stages their settings, and
+membench.params_table renders the README's parameter table from them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from membench.extraction.params import ConsolidationSection, NoiseSection, Seed, Share, \
+    SweepSection
+from membench.validation import Section, unique
+
+Text = Annotated[str, Field(min_length=1)]
+Count = Annotated[int, Field(ge=1)]
+
+
+def grouped(description: str) -> Any:
+    """A nested table shown as one row (`key.*`) in the README's parameter table."""
+    return Field(description=description, json_schema_extra={"one_row": True})
+
+
+class CorpusSection(Section):
+    source: Text = Field(description="a `.tar.gz` snapshot, a directory, or `stdlib`")
+    glob: Text = Field(description="the files read, relative to the source")
+    exclude: list[str] = Field(description="fnmatch patterns on the relative path")
+
+
+class ScenarioSection(Section):
+    file: Text = Field(description="the story: a format-1 TOML, a format-2 JSON or a "
+                                   "directory of them ([formats](docs/scenario-format.md))")
+    seed: Seed = Field(description="picks distractor questions and code windows")
+    sessions: Count = Field(description="days in the relationship")
+    exchanges_per_session: Count = Field(description="exchanges per day")
+    probe_days: list[Count] = Field(min_length=1, description="probes at the end of these "
+                                                              "days (each <= `sessions`)")
+    lines_per_reply: Count = Field(description="code lines in each filler reply")
+    corpus: CorpusSection = grouped("the filler corpus: archive, directory or `stdlib`; "
+                                    "`exclude` holds fnmatch patterns on the relative path")
+
+    @field_validator("probe_days")
+    @classmethod
+    def _within_sessions(cls, days: list[int], info: ValidationInfo) -> list[int]:
+        sessions = info.data.get("sessions")  # absent when itself invalid
+        late = [d for d in days if sessions is not None and d > sessions]
+        if late:
+            raise ValueError(f"day(s) {late} past the last session "
+                             f"(scenario.sessions = {sessions})")
+        unique(days, "day")
+        return days
+
+
+class ExtractSection(Section):
+    extractor: Text = Field(description="`perfect` (gold keys), `consolidating` (real, no "
+                                        "gold) or `noisy` ([extraction](docs/extraction.md))")
+    consolidation: ConsolidationSection = grouped(
+        "the consolidating extractor's similarity and its update, delete and no-op thresholds")
+    noise: NoiseSection = grouped("the noisy extractor's seed and rates of missed facts, "
+                                  "missed updates, false merges, missed deletions")
+
+    @field_validator("extractor")
+    @classmethod
+    def _registered(cls, name: str, info: ValidationInfo) -> str:
+        known = info.context["extractors"]
+        if name not in known:
+            raise ValueError(f"unknown extractor {name!r}; known: {', '.join(sorted(known))}")
+        return name
+
+
+class PoliciesSection(Section):
+    window_exchanges: Count = Field(description="`last_n_exchanges` window")
+    retrieval_top_k: Count = Field(description="BM25-only policies")
+    hybrid_top_k: Count = Field(description="profile + BM25 policies")
+    same_topic_threshold: Share = Field(description="recency readers: user words this "
+                                                    "alike (Dice) are one topic")
+
+
+class EmbeddingSection(Section):
+    model: Text = Field(description="dense model; its weights must ship in an installed "
+                                    "package (offline)")
+    batch_size: Count = Field(description="texts per forward pass (memory, not results)")
+
+
+class MultiseedSection(Section):
+    seeds: list[Seed] = Field(min_length=1, description="seeds of the multi-seed stage, "
+                                                        "in report order")
+    workers: Count = Field(description="processes running those seeds side by side")
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct(cls, seeds: list[int]) -> list[int]:
+        unique(seeds, "seed")
+        return seeds
+
+
+class ReportSection(Section):
+    measured: Text = Field(description="measurement date printed in the report (an input, "
+                                       "not the clock); `membench remeasure` sets it")
+
+    @field_validator("measured", mode="before")
+    @classmethod
+    def _date(cls, value: Any) -> Any:
+        if isinstance(value, dt.date):  # YAML reads an unquoted date as a date
+            return value.isoformat()
+        if isinstance(value, str) and value:
+            try:
+                dt.date.fromisoformat(value)
+            except ValueError:
+                raise ValueError(f"expected a date YYYY-MM-DD, got {value!r}") from None
+        return value
+
+
+class GenerateSection(Section):
+    facts: Count = Field(description="fact keys per user")
+    changes: list[Annotated[int, Field(ge=0)]] = Field(
+        min_length=1, description="times each fact changes, given to the facts in turn")
+    deleted_share: Share = Field(description="share of the facts the user later asks to "
+                                             "forget")
+    sessions: Count = Field(description="days of the story (set `scenario.sessions` to the "
+                                        "same)")
+    users: Count = Field(description="users of one deployment, same keys, their own values")
+    seed: Seed = Field(description="picks keys, days and values")
+
+
+Names = Annotated[list[Text], Field(min_length=1)]
+
+
+class BackendsSection(Section):
+    """Names are checked against the registries by the backends stage (importing them
+    here would make every stage depend on the backend modules)."""
+
+    names: Names = Field(description="real stores the backends stage replays the scenario "
+                                     "into ([backends](docs/backends.md))")
+    stores: Names = Field(description="memory stores it replays; the policies whose every "
+                                      "store is listed run on each backend")
+
+    @field_validator("names", "stores")
+    @classmethod
+    def _distinct(cls, names: list[str]) -> list[str]:
+        unique(names, "name")
+        return names
+
+
+class UsersSection(Section):
+    dense: bool = Field(description="the users stage (several users) also runs the dense "
+                                    "policies ([generate](docs/generate.md#dense-policies-"
+                                    "usersdense))")
+
+
+class ParamsFile(Section):
+    """params.yaml as a whole, its sections in the file's order."""
+
+    scenario: ScenarioSection
+    extract: ExtractSection
+    policies: PoliciesSection
+    embedding: EmbeddingSection
+    multiseed: MultiseedSection
+    report: ReportSection
+    generate: GenerateSection = grouped(
+        "the generated story (`membench generate`): facts, changes, deleted share, sessions, "
+        "users, seed; read only when `scenario.file` names it ([generate](docs/generate.md))")
+    extraction_sweep: SweepSection
+    backends: BackendsSection
+    users: UsersSection
+
+
+class ImportSection(Section):
+    format: Text = Field(description="a name in membench.importers.formats.IMPORTERS")
+    source: Text = Field(description="the benchmark file, as downloaded")
+
+    @field_validator("format")
+    @classmethod
+    def _registered(cls, name: str, info: ValidationInfo) -> str:
+        known = info.context["formats"]
+        if name not in known:
+            raise ValueError(f"unknown format {name!r}; known: {', '.join(sorted(known))}")
+        return name
+
+
+class ImportFile(Section):
+    """imports/params.yaml: the optional import pipeline's source (docs/importers.md)."""
+
+    import_: ImportSection = Field(alias="import")
