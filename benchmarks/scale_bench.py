@@ -80,7 +80,7 @@ def child(sessions: int, audit: bool) -> None:
     from dataclasses import replace
 
     from membench.commands.parameters import read_params
-    from membench.extraction.extractors import EXTRACTORS
+    from membench.extraction.extractors import extractor_for
     from membench.io.corpus import read_corpus
     from membench.io.scenario_file import read_scenario_spec
     from membench.io.vocabulary import load_token_counter
@@ -104,7 +104,8 @@ def child(sessions: int, audit: bool) -> None:
     spec = read_scenario_spec(ROOT / s.file)
     scenario = stage("scenario", lambda: build_scenario(spec, corpus.files, s.shape()))
     load_plugins()
-    records = stage("extract", lambda: EXTRACTORS[params.extractor](scenario))
+    extract = extractor_for(params.extractor, params.extraction)
+    records = stage("extract", lambda: extract(scenario))
     policies = without_embeddings(build_policies(params.policies))
     indexes = IndexCache()
     stage("bench", lambda: run_bench(scenario, records, policies, counter.count_all, indexes))
@@ -126,7 +127,7 @@ def child_users(overlay: Path) -> None:
     import pyarrow.parquet as pq
     import yaml
 
-    from membench.extraction.extractors import EXTRACTORS
+    from membench.extraction.extractors import EXTRACTORS, extractor_for
     from membench.io.corpus import read_corpus
     from membench.io.scenario_file import scenario_toml
     from membench.io.tables import user_outcome_summary, user_outcomes_table
@@ -156,7 +157,8 @@ def child_users(overlay: Path) -> None:
     text = stage("generate", lambda: scenario_toml(generate_scenario(g), "bench"))
     spec = stage("scenario file", lambda: parse_scenario_spec(tomllib.loads(text)))
     users = stage("build users", lambda: build_user_scenarios(spec, corpus.files, s.shape()))
-    deployment = stage("extract", lambda: build_deployment(users, EXTRACTORS[params.extractor]))
+    deployment = stage("extract", lambda: build_deployment(
+        users, extractor_for(params.extractor, params.extraction)))
     del users
     policies = without_embeddings(build_policies(params.policies))
     classifier = LeakClassifier({u.name: u.scenario.facts for u in deployment.users})

@@ -13,7 +13,6 @@ from membench.commands.common import PARAMS_FILE, OutFile, ParamsFile, fails_cle
 from membench.commands.parameters import read_params
 from membench.io.outputs import staged_outputs
 from membench.io.scenario_file import scenario_toml
-from membench.params import ParamsError
 from membench.scenario.generate import generate_scenario
 
 
@@ -32,8 +31,6 @@ def generate(out: OutFile, params: ParamsFile = PARAMS_FILE,
              seed: Annotated[int | None, _option("Seed")] = None) -> None:
     """Write a scenario file of generated facts, changes, deletions and users."""
     settings = read_params(params).generate
-    if settings is None:
-        raise ParamsError("generate: the params file has no generate section")
     overrides = {"facts": facts, "changes": tuple(changes) if changes else None,
                  "deleted_share": None if deleted_share is None
                  else Fraction(str(deleted_share)),
