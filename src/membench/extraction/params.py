@@ -55,8 +55,8 @@ class NoiseSection(Section):
 
 
 class SweepSection(Section):
-    """`extraction_sweep`: the extraction stage's sweep: the noisy extractor at each rate (every error class at
-    once), for each seed."""
+    """`extraction_sweep`: the extraction stage runs the noisy extractor at each rate (every
+    error class at once), for each seed."""
 
     rates: list[Share] = Field(min_length=1, description="the error rates swept, increasing")
     seeds: list[Seed] = Field(min_length=1, description="noise seeds at each rate "
