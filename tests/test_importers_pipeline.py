@@ -9,8 +9,11 @@ import yaml
 from pipeline_clone import fresh_clone, sh
 from test_stage_deps import closure, covered, package_deps, stage_module
 
-from membench.importers.formats import IMPORTERS
+from membench.importers.model import IMPORTERS
 from membench.params import load_import_params
+from membench.plugins import load_plugins
+
+load_plugins("importers")
 
 
 @pytest.fixture(scope="module")
