@@ -20,7 +20,7 @@ from membench.backends.base import BACKENDS, BackendUnavailableError, Embed
 from membench.backends.parity import ParityRow, parity_rows
 from membench.backends.replay import BackendAudit, run_backend, scenario_ends
 from membench.backends.summary import summary
-from membench.cleanup.private_temp import private_dir, remove
+from membench.cleanup.private_temp import native_temp_inside, private_dir, remove
 from membench.commands.common import (
     PARAMS_FILE,
     EmbeddingsFile,
@@ -116,7 +116,7 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
         # trips, the disk) with the other's work. Started from the end of the list (the
         # default one ends with the longest: LanceDB and the servers), so the short ones
         # fill in; results are taken in the list's order.
-        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        with native_temp_inside(workdir), ThreadPoolExecutor(max_workers=WORKERS) as pool:
             started = {name: pool.submit(run, name, workdir) for name in reversed(names)}
             try:
                 runs = [started[name].result() for name in names]

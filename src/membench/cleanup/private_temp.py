@@ -15,6 +15,7 @@ password for this run; it is kept in memory only.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import secrets
 import signal
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from membench.cleanup.interrupts import deferred, ignored
@@ -150,6 +152,23 @@ def remove(path: Path) -> None:
         with _lock:
             _directories.pop(path, None)
         _tell_reaper(f"dir- {path}\n")
+
+
+@contextlib.contextmanager
+def native_temp_inside(directory: Path) -> Iterator[None]:
+    """Native libraries (LanceDB's Rust `tempfile`) make temporary directories of their own
+    in $TMPDIR, not through Python's tempfile; pointed at a private directory, what they
+    leave when the process is killed goes with it. Python's own temp directory is kept."""
+    tempfile.gettempdir()  # cached before the variable changes
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(directory)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before
 
 
 def started_server(pid: int, directory: Path) -> None:
