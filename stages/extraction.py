@@ -9,8 +9,8 @@ import typer
 from membench.commands.common import (
     PARAMS_FILE,
     EmbeddingsFile,
-    OutFile,
     OutcomesFile,
+    OutFile,
     ParamsFile,
     ScenarioDir,
     TurnsFile,

@@ -1,5 +1,7 @@
 """The delete-everywhere audit finds deleted values at rest, in every form a policy keeps."""
 
+from params_yaml import PARAMS
+
 from membench.memory.policies import POLICIES
 from membench.scoring.audit import (
     INDEX_SEQUENCES,
@@ -11,8 +13,6 @@ from membench.scoring.audit import (
     audit_days,
     run_audit,
 )
-
-from params_yaml import PARAMS
 
 BOTH = {"phone_number", "personal_email"}
 

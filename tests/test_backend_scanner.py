@@ -7,12 +7,12 @@ import sqlite3
 import struct
 
 import numpy as np
-from backend_helpers import EMBED, SECRET, SECRET_VALUE, filler, where
 import pytest
+from backend_helpers import EMBED, SECRET, SECRET_VALUE, filler, where
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from membench.backends.at_rest import _LiveData, StatedTexts, needles, stated_needles
+from membench.backends.at_rest import StatedTexts, _LiveData, needles, stated_needles
 from membench.backends.base import LOG, OLD
 from membench.backends.pages import (
     DEAD_TUPLE,

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from backend_helpers import EMBED, SECRET_VALUE, remember_and_forget, where
+from params_yaml import PARAMS
 
 from membench.backends.at_rest import ScanCache
 from membench.backends.base import BACKENDS, NO_REMEDY, BackendUnavailableError
@@ -35,8 +36,6 @@ from membench.scenario.build import ScenarioShape
 from membench.scenario.format2 import parse_format2
 from membench.scenario.given import build_given
 from membench.scoring.bench import run_bench
-
-from params_yaml import PARAMS
 
 load_plugins("backends")
 

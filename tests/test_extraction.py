@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from params_yaml import PARAMS
 
 from membench.extraction.consolidation import Decision, consolidation_steps
 from membench.extraction.detection import CandidateKind, classify
@@ -14,8 +15,6 @@ from membench.extraction.extractors import RecordAction, extractor_for, perfect_
 from membench.extraction.quality import measure
 from membench.retrieval.embedding_cache import text_sha256
 from membench.scenario.model import Exchange, ExchangeKind, Scenario
-
-from params_yaml import PARAMS
 
 
 def chat(*turns: str) -> Scenario:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from params_yaml import PARAMS
+
 from membench.extraction.extractors import EXTRACTORS, FactRecord, RecordAction
 from membench.extraction.gold import gold_units
 from membench.extraction.quality import measure
@@ -17,8 +19,6 @@ from membench.scenario.build import ScenarioShape
 from membench.scenario.format2 import parse_format2
 from membench.scenario.given import build_given
 from membench.scoring.extraction import evaluate_extractors
-
-from params_yaml import PARAMS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "format2" / "story.json"
 SHAPE = ScenarioShape(seed=42, sessions=30, exchanges_per_session=3, probe_days=(30,),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from params_yaml import PARAMS
 
 from membench.extraction.params import SweepParams
 from membench.memory.policies import POLICIES
@@ -12,8 +13,6 @@ from membench.params import ParamsError, parse_params
 from membench.reporting.extraction_tables import crossover, extraction_metrics, sweep_bands
 from membench.reporting.recency_tables import recency_effects
 from membench.scoring.extraction import reference_counts, sweep
-
-from params_yaml import PARAMS
 
 
 def _sweep(currents: dict[float, list[int]], reference: int) -> dict:

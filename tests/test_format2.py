@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from params_yaml import PARAMS
 
 from membench.extraction.extractors import EXTRACTORS
 from membench.io.scenario_file import read_scenario_source
@@ -35,8 +36,6 @@ from membench.scenario.spec import ScenarioSpecError
 from membench.scoring.bench import run_bench
 from membench.scoring.evidence import EvidenceScorer, holds_line
 from membench.scoring.results import ResultsTable
-
-from params_yaml import PARAMS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "format2" / "story.json"
 SHAPE = ScenarioShape(seed=42, sessions=30, exchanges_per_session=3, probe_days=(30,),

@@ -6,14 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from params_yaml import PARAMS
 
 from membench.extraction.extractors import extractor_for
 from membench.extraction.quality import measure
 from membench.extraction.settings import NoiseSettings
 from membench.memory.policies import POLICIES
 from membench.scoring.bench import run_bench
-
-from params_yaml import PARAMS
 
 
 def _profile_outcome(scenario, records, fact: str, day: int) -> str:
@@ -71,9 +70,9 @@ def test_quality_names_the_errors(default_run):
 def test_each_extractor_is_scored_on_its_own_stores(default_run):
     """One run's index cache holds its record set's stores: the report of a second
     extractor must equal that extractor run alone, not reuse the first one's indexes."""
-    from membench.scoring.extraction import evaluate_extractors, profile_policies
     from membench.memory.policies import build_policies, without_embeddings
     from membench.retrieval.retrievers import IndexCache
+    from membench.scoring.extraction import evaluate_extractors, profile_policies
 
     scenario = default_run.scenario
     policies = without_embeddings(profile_policies(build_policies(PARAMS.policies)))

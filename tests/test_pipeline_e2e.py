@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-
+from interrupt_helpers import processes_naming
 from pipeline_clone import COMMITTED, OUTPUTS, sh
 
 pytestmark = pytest.mark.slow
@@ -166,15 +166,6 @@ def test_remeasure_reruns_from_scratch_and_finds_nothing_changed(clone, first_ru
     assert "2027-12-02" in (clone / "reports/report.md").read_text()
 
 
-def _processes_naming(text: str) -> set[int]:
-    found = set()
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if text.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.add(int(pid))
-        except OSError:
-            continue
-    return found
 
 
 def test_sigterm_stops_the_backends_stage_and_leaves_nothing(clone, first_run, tmp_path):
@@ -202,12 +193,12 @@ def test_sigterm_stops_the_backends_stage_and_leaves_nothing(clone, first_run, t
             line = process.stderr.readline()
             assert line, f"the stage ended before the signal: {seen}"
             seen += line
-        assert _processes_naming(str(private)), "no server was running under its TMPDIR"
+        assert processes_naming(str(private)), "no server was running under its TMPDIR"
         process.send_signal(signal.SIGTERM)
         _, rest = process.communicate(timeout=300)
         assert process.returncode == 128 + signal.SIGTERM, seen + rest
         assert not out.exists() or not any(out.iterdir())
         assert list(private.iterdir()) == []
-        assert _processes_naming(str(private)) == set()
+        assert processes_naming(str(private)) == set()
     finally:
         shutil.rmtree(private, ignore_errors=True)

@@ -11,6 +11,7 @@ from importlib.metadata import EntryPoint
 
 import pyarrow.parquet as pq
 import pytest
+from params_yaml import PARAMS
 
 from membench import plugins
 from membench.commands.inmemory import run_in_memory
@@ -33,8 +34,6 @@ from membench.scoring.audit import run_audit
 from membench.scoring.multiseed import SeedInputs, counts_for_seed
 from membench.scoring.results import ResultsTable
 from membench.scoring.summary import raw_table
-
-from params_yaml import PARAMS
 
 REGISTRIES = (POLICIES, STORES, RETRIEVERS, EXTRACTORS)
 

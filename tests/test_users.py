@@ -4,6 +4,7 @@ known by hand, namespaced against shared stores."""
 import tomllib
 
 import pytest
+from params_yaml import PARAMS
 
 from membench.extraction.extractors import EXTRACTORS
 from membench.memory.policies import POLICIES
@@ -19,8 +20,6 @@ from membench.scoring.users import (
     run_deployment,
     user_counts,
 )
-
-from params_yaml import PARAMS
 
 # ana says her region on day 1; ben says his on day 2, then changes it on day 3.
 STORY = """

@@ -16,6 +16,7 @@ import pytest
 from bench_digest import LATER_POLICIES
 from hypothesis import given
 from hypothesis import strategies as st
+from params_yaml import PARAMS
 
 from membench.extraction.extractors import EXTRACTORS
 from membench.io.scenario_file import scenario_toml
@@ -28,8 +29,6 @@ from membench.scenario.generate import GenerateSettings, generate_scenario
 from membench.scenario.spec import parse_scenario_spec
 from membench.scenario.text import ValueFinder, tokens
 from membench.scoring.users import LeakClassifier, build_deployment, run_deployment
-
-from params_yaml import PARAMS
 
 CORPUS = tuple(CorpusText(f"f{i}.py", tuple(f"x{i} = compute({j}, 'the service')"
                                              for j in range(60))) for i in range(6))

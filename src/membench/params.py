@@ -152,7 +152,7 @@ def _yaml_file(path: Path) -> Any:
 class ImportParams:
     """imports/params.yaml: the optional import pipeline's source (docs/importers.md)."""
 
-    format: str  # a name in membench.importers.formats.IMPORTERS
+    format: str  # a name in membench.importers.model.IMPORTERS
     source: str  # the benchmark file, as downloaded
 
 

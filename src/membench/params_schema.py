@@ -11,8 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from membench.extraction.params import ConsolidationSection, NoiseSection, Seed, Share, \
-    SweepSection
+from membench.extraction.params import ConsolidationSection, NoiseSection, Seed, Share, SweepSection
 from membench.validation import Section, unique
 
 Text = Annotated[str, Field(min_length=1)]
@@ -169,7 +168,7 @@ class ParamsFile(Section):
 
 
 class ImportSection(Section):
-    format: Text = Field(description="a name in membench.importers.formats.IMPORTERS")
+    format: Text = Field(description="a name in membench.importers.model.IMPORTERS")
     source: Text = Field(description="the benchmark file, as downloaded")
 
     @field_validator("format")

@@ -13,7 +13,6 @@ from membench.extraction.settings import ExtractSettings
 from membench.registry import Registry
 from membench.scenario.model import ExchangeKind, Scenario
 
-
 Extractor = Callable[[Scenario], list[FactRecord]]
 # A plugin module registers its own (see membench.plugins); params name one by key.
 EXTRACTORS: Registry[Extractor] = Registry("extractor")
