@@ -75,3 +75,15 @@ def built_clone_copy(built_clone, tmp_path) -> Path:
     """A private copy of the built clone, outputs and .dvc/cache included, for a test that
     changes files or runs dvc in it."""
     return pipeline_clone.copy_clone(built_clone, tmp_path / "clone")
+
+
+# Fixtures that run the whole pipeline (a cold `dvc repro`, or every stage in process): a
+# test that uses one is in the slow tier, whatever its module, so `-m "not slow"` stays an
+# edit-test loop of minutes. The full suite runs them all.
+WHOLE_PIPELINE_FIXTURES = frozenset({"built_clone", "built_clone_copy", "pipeline"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if WHOLE_PIPELINE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

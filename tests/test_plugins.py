@@ -178,6 +178,7 @@ def test_a_registry_iterates_in_declared_order_not_registration_order():
         registry["z"]
 
 
+@pytest.mark.slow  # every stage of the pipeline, in process
 def test_a_plugin_reaches_every_file_the_stages_write(plugin_entry_point, repo_root, tmp_path,
                                                       monkeypatch):
     """The stage commands themselves, in order, with the plugin installed as a package would
