@@ -313,3 +313,38 @@ def test_the_multiseed_stage_killed_takes_its_workers_along(workspace, tmp):
     process.wait()
     assert _wait_until(lambda: all(_gone(pid) for pid in workers), 30), workers
     assert _wait_until(lambda: not list(tmp.iterdir()), 60), list(tmp.rglob("*"))
+
+
+STAGED_WRITER = """
+import sys, time
+from pathlib import Path
+from membench.io.outputs import staged_outputs
+
+def write(temporary):
+    temporary.write_text("half")
+    print("writing", flush=True)
+    time.sleep(120)
+
+with staged_outputs() as outputs:
+    outputs._write(Path(sys.argv[1]), write)
+"""
+
+
+def test_sigkill_while_an_output_is_written_leaves_no_partial_file(tmp_path):
+    """The staged output's temporary is the reaper's to remove once the writer is killed."""
+    output = tmp_path / "out" / "table.json"
+    writer = subprocess.Popen([sys.executable, "-c", STAGED_WRITER, str(output)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "writing"
+        partial = output.with_name(f".{output.name}.partial")
+        assert partial.is_file()
+        writer.kill()
+        writer.wait(timeout=30)
+        deadline = time.monotonic() + 60
+        while partial.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not partial.exists() and not output.exists()
+    finally:
+        if writer.poll() is None:
+            writer.kill()

@@ -171,6 +171,16 @@ def native_temp_inside(directory: Path) -> Iterator[None]:
             os.environ["TMPDIR"] = before
 
 
+def track_file(path: Path) -> None:
+    """A file this process is writing (a staged output's temporary): the reaper removes it
+    if the process is killed before `untrack_file()`."""
+    _tell_reaper(f"dir+ {path}\n")
+
+
+def untrack_file(path: Path) -> None:
+    _tell_reaper(f"dir- {path}\n")
+
+
 def started_server(pid: int, directory: Path) -> None:
     """Records a server this process started (the leader of its own process group), in
     memory, with the reaper, and in `directory` (a private one) for a later sweep."""

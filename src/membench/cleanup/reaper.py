@@ -5,7 +5,7 @@ It reads lines on stdin from the process that started it (a forked child closes 
 copy of the pipe): `dir+ PATH`, `dir- PATH`, `pid+ PID START`, `pid- PID`. When stdin
 reaches end of file, that process has exited, however it exited (SIGKILL included):
 it then kills each server still listed and its children (if the pid is still the one
-listed: same start time) and removes each directory still listed. Imports nothing of membench's, so that it starts quickly and always can.
+listed: same start time) and removes each directory (or staged file) still listed. Imports nothing of membench's, so that it starts quickly and always can.
 """
 
 from __future__ import annotations
@@ -89,10 +89,16 @@ def kill_server(pid: int, start: str) -> None:
 
 
 def remove_tree(path: str) -> None:
-    """Removes a directory; retried, as a process killed a moment ago may have been
-    writing in it."""
+    """Removes a directory (or a file: a staged output's temporary); retried, as a process
+    killed a moment ago may have been writing in it."""
     for _ in range(5):
-        shutil.rmtree(path, ignore_errors=True)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
         if not os.path.lexists(path):
             return
         time.sleep(0.05)

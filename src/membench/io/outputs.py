@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from membench.cleanup.interrupts import deferred
+from membench.cleanup.private_temp import track_file, untrack_file
 
 
 class OutputError(OSError):
@@ -35,6 +36,7 @@ class StagedOutputs:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._pending.append((temporary, path))
+            track_file(temporary.absolute())  # removed by the reaper if SIGKILL cuts in
             write(temporary)
         except OSError as error:
             raise OutputError(path, error) from error
@@ -60,6 +62,7 @@ class StagedOutputs:
         for temporary, _ in self._pending:
             with suppress(OSError):
                 temporary.unlink(missing_ok=True)
+            untrack_file(temporary.absolute())
 
 
 @contextmanager
@@ -78,3 +81,4 @@ def staged_outputs() -> Iterator[StagedOutputs]:
             except OSError as error:
                 staged.discard()
                 raise OutputError(final, error) from error
+            untrack_file(temporary.absolute())
