@@ -23,6 +23,12 @@ def grouped(description: str) -> Any:
     return Field(description=description, json_schema_extra={"one_row": True})
 
 
+def _registered_name(kind: str, name: str, known: set[str]) -> str:
+    """A name checked against its registry (extractors, import formats)."""
+    if name not in known:
+        raise ValueError(f"unknown {kind} {name!r}; known: {', '.join(sorted(known))}")
+    return name
+
 class CorpusSection(Section):
     source: Text = Field(description="a `.tar.gz` snapshot, a directory, or `stdlib`")
     glob: Text = Field(description="the files read, relative to the source")
@@ -64,10 +70,7 @@ class ExtractSection(Section):
     @field_validator("extractor")
     @classmethod
     def _registered(cls, name: str, info: ValidationInfo) -> str:
-        known = info.context["extractors"]
-        if name not in known:
-            raise ValueError(f"unknown extractor {name!r}; known: {', '.join(sorted(known))}")
-        return name
+        return _registered_name("extractor", name, info.context["extractors"])
 
 
 class PoliciesSection(Section):
@@ -174,10 +177,7 @@ class ImportSection(Section):
     @field_validator("format")
     @classmethod
     def _registered(cls, name: str, info: ValidationInfo) -> str:
-        known = info.context["formats"]
-        if name not in known:
-            raise ValueError(f"unknown format {name!r}; known: {', '.join(sorted(known))}")
-        return name
+        return _registered_name("format", name, info.context["formats"])
 
 
 class ImportFile(Section):
