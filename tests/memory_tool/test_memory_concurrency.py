@@ -18,15 +18,18 @@ def _insert_lines(root: str, worker: int) -> None:
 
 
 def _bump_counter(root: str, worker: int) -> None:
-    """Optimistic increment: read the counter, str_replace it, retry if someone won."""
+    """Optimistic increment: read the counter, str_replace it, retry if someone won.
+
+    The value ends with ';' so a stale "counter: 19" cannot match inside "counter: 199".
+    """
     handler = MemoryToolHandler(root)
     done = 0
     while done < UPDATES // 4:
         shown = handler.execute({"command": "view", "path": "/memories/counter.md"})
-        value = int(shown.rsplit("counter: ", 1)[1])
+        value = int(shown.rsplit("counter: ", 1)[1].split(";", 1)[0])
         try:
             handler.execute({"command": "str_replace", "path": "/memories/counter.md",
-                             "old_str": f"counter: {value}", "new_str": f"counter: {value + 1}"})
+                             "old_str": f"counter: {value};", "new_str": f"counter: {value + 1};"})
         except MemoryToolError:
             continue
         done += 1
@@ -55,6 +58,6 @@ def test_concurrent_inserts_are_all_applied(sandbox) -> None:
 def test_concurrent_str_replace_counter_loses_nothing(sandbox) -> None:
     handler = MemoryToolHandler(sandbox.root)
     handler.execute({"command": "create", "path": "/memories/counter.md",
-                     "file_text": "counter: 0"})
+                     "file_text": "counter: 0;"})
     _run_workers(_bump_counter, str(sandbox.root))
-    assert (sandbox.root / "counter.md").read_text() == f"counter: {PROCESSES * UPDATES // 4}"
+    assert (sandbox.root / "counter.md").read_text() == f"counter: {PROCESSES * UPDATES // 4};"
