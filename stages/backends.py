@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from membench.backends.at_rest import ScanCache
-from membench.backends.base import BACKENDS, BackendUnavailableError, Embed
+from membench.backends.base import BACKENDS, BackendUnavailableError, Embed, store_failed
 from membench.backends.parity import ParityRow, parity_rows
 from membench.backends.replay import BackendAudit, run_backend, scenario_ends
 from membench.backends.summary import summary
@@ -108,6 +108,11 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
                                       backend_files, cache, said)
         except (BackendUnavailableError, ImportError) as error:
             raise ValueError(f"backend {name} cannot run here: {error}") from error
+        except Exception as error:
+            if not store_failed(BACKENDS[name], error):
+                raise
+            reason = str(error).strip().partition("\n")[0] or type(error).__name__
+            raise ValueError(f"backend {name} failed: {reason}") from error
         return parity_rows(name, backend_run.result.outcomes, memory), backend_run.audit()
 
     workdir = private_dir("backends")  # 0700; removed however the stage ends

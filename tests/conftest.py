@@ -70,6 +70,12 @@ def built_clone(repo_root, tmp_path_factory) -> Path:
     return pipeline_clone.shared_build(repo_root, shared)
 
 
+@pytest.fixture(scope="session")
+def cold_run(built_clone) -> pipeline_clone.Build:
+    """What the built clone's cold run printed and left (tests/pipeline_clone.py)."""
+    return pipeline_clone.build_of(built_clone)
+
+
 @pytest.fixture
 def built_clone_copy(built_clone, tmp_path) -> Path:
     """A private copy of the built clone, outputs and .dvc/cache included, for a test that

@@ -228,6 +228,44 @@ def test_a_server_that_refuses_to_start_fails_the_stage_naming_why(postgres_work
         shutil.rmtree(short, ignore_errors=True)
 
 
+@pytest.mark.slow
+def test_a_server_killed_mid_run_fails_the_stage_in_one_line_naming_the_backend(
+        postgres_workspace):
+    """The PostgreSQL server killed (SIGKILL, as the OOM killer would) while the stage
+    replays into it: the stage ends non-zero with one error line naming the backend, no
+    traceback, no output, nothing left in its TMPDIR and no process of its own running."""
+    private = Path(tempfile.mkdtemp(prefix="mbk-", dir="/tmp"))
+    private.chmod(0o755)  # the servers run as `nobody` when the tests run as root
+    try:
+        process = subprocess.Popen(
+            stage_command("backends"), cwd=postgres_workspace, stderr=subprocess.PIPE,
+            text=True, env={**os.environ, "TMPDIR": str(private), "DVC_NO_ANALYTICS": "1"})
+        seen = ""
+        deadline = time.monotonic() + 300
+        while "day 10" not in seen and time.monotonic() < deadline:  # server up, replaying
+            line = process.stderr.readline()
+            assert line, f"the stage ended before the server was killed: {seen}"
+            seen += line
+        servers = {pid for pid in processes_naming(str(private))
+                   if b"postgres" in Path(f"/proc/{pid}/cmdline").read_bytes()}
+        assert servers, "no server was running under the stage's TMPDIR"
+        for pid in servers:
+            os.kill(pid, signal.SIGKILL)
+        _, rest = process.communicate(timeout=300)
+        assert process.returncode == 1, seen + rest
+        assert "Traceback" not in rest, rest
+        last = rest.strip().splitlines()[-1]
+        assert last.startswith("membench backends: error: backend postgres failed"), rest
+        assert not any(path.exists() for path in _outputs_of_backends(postgres_workspace))
+        deadline = time.monotonic() + 30  # the server's children end after their postmaster
+        while processes_naming(str(private)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert processes_naming(str(private)) == set()
+        assert list(private.iterdir()) == []
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
 # ---- DVC: a corrupt cache entry, signals at random points ---------------------------------
 
 def dvc(clone: Path, *args: str, env: dict[str, str] | None = None,

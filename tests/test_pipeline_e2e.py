@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import shutil
 import signal
 import subprocess
@@ -17,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from interrupt_helpers import processes_naming
 from pipeline_clone import COMMITTED, OUTPUTS, sh
 
@@ -64,54 +64,25 @@ def test_no_change_rerun_uses_the_cache(clone, first_run):
     assert digests(clone) == first_run
 
 
-# Another machine, simulated: a sitecustomize module that every Python process of the
-# run (dvc and each stage) imports first. It fakes the platform description and blocks
-# torch, so the rerun also proves that no stage imports it.
-FAKE_MACHINE = """
-import importlib.abc, importlib.machinery, platform, sys
-
-platform.platform = lambda *args, **kwargs: "Linux-9.9.9-fake-x86_64-with-glibc9.99"
-platform.release = lambda: "9.9.9-fake"
-platform.version = lambda: "#1 SMP fake"
-platform.python_version = lambda: "3.11.99"
-platform.processor = lambda: "Fake CPU"
-
-# Found, so a library may probe for torch (LanceDB's lazy import does), but never run.
-class _Refused(importlib.abc.Loader):
-    def create_module(self, spec):
-        return None
-    def exec_module(self, module):
-        raise ImportError(f"{module.__name__} imported during the pipeline run")
-
-class _NoTorch(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in ("torch", "sentence_transformers", "transformers"):
-            return importlib.machinery.ModuleSpec(name, _Refused())
-
-sys.meta_path.insert(0, _NoTorch())
-import membench.io.environment
-membench.io.environment.cpu_description = lambda: "Fake Xeon with AVX-512, 96 logical CPUs"
-"""
-# An OpenBLAS kernel other than the one this CPU picks by itself.
-OTHER_BLAS_KERNEL = {"x86_64": "Sandybridge", "aarch64": "ARMV8", "arm64": "ARMV8"}
+def _locked_file_outputs(lock: dict) -> dict[str, str]:
+    """Every output file dvc.lock names, with its MD5 (directories excepted)."""
+    return {out["path"]: out["md5"] for stage in lock["stages"].values()
+            for out in stage.get("outs", []) if not out["md5"].endswith(".dir")}
 
 
-def test_another_machine_writes_the_same_bytes(clone, first_run, tmp_path):
-    """Every stage again, the embedding cache gone, on a faked CPU, kernel and Python patch,
-    OpenBLAS forced to another kernel and one thread: the same bytes as the cold run, and
-    `git status` stays clean (dvc.lock included)."""
-    fake = tmp_path / "fake"
-    fake.mkdir()
-    (fake / "sitecustomize.py").write_text(FAKE_MACHINE)
-    (clone / "data/embedding_cache.parquet").unlink()
-    env = {"PYTHONPATH": str(fake),
-           "OPENBLAS_CORETYPE": OTHER_BLAS_KERNEL.get(platform.machine(), "Sandybridge"),
-           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    output = sh(clone, "dvc", "repro", "--force", env=env)
-    assert "texts, 0 cached" in output  # every vector computed again under the other kernel
-    assert "Fake Xeon" in (clone / "reports/environment.json").read_text()
-    assert digests(clone) == first_run
-    assert _stdout(clone, "git", "status", "--porcelain") == ""
+def test_another_machine_writes_the_committed_bytes(repo_root, built_clone, cold_run):
+    """The cold run (every stage, the embedding cache empty, on a faked CPU, kernel and Python
+    patch, OpenBLAS forced to another kernel and one thread: tests/scratch_conditions.py)
+    wrote every output with the MD5 the committed dvc.lock holds, made on this machine."""
+    assert "texts, 0 cached" in cold_run.output  # every vector computed under the other kernel
+    assert "Fake Xeon" in (built_clone / "reports/environment.json").read_text()
+    committed = _locked_file_outputs(yaml.safe_load((repo_root / "dvc.lock").read_text()))
+    assert set(OUTPUTS) - {"data/scenario/" + name for name in
+                           ("exchanges.parquet", "facts.parquet", "probes.parquet",
+                            "manifest.json")} <= set(committed)
+    for name, md5 in committed.items():
+        assert hashlib.md5((built_clone / name).read_bytes()).hexdigest() == md5, name
+    assert (built_clone / "dvc.lock").read_bytes() == (repo_root / "dvc.lock").read_bytes()
 
 
 def test_a_fresh_run_leaves_git_status_clean(built_clone, first_run):
@@ -152,20 +123,14 @@ def _stdout(cwd: Path, *args: str) -> str:
     return done.stdout
 
 
-def test_remeasure_reruns_from_scratch_and_finds_nothing_changed(clone, first_run):
-    """On its own copy of the built clone: it dates params.yaml. The real `dvc repro --force
-    --no-run-cache` reruns every stage; same code and inputs give no metric change."""
-    assert _stdout(clone, "git", "status", "--porcelain") == ""  # committed = this run
-    output = sh(clone, "membench", "remeasure", "--today", "2027-12-02", "--summary", "s.md")
-    for stage in ("corpus", "scenario", "policies", "multiseed", "plots", "report"):
-        assert f"Running stage '{stage}'" in output
-    assert 'measured: "2027-12-02"' in (clone / "params.yaml").read_text()
-    summary = (clone / "s.md").read_text()
-    assert "No metric changed." in summary
-    assert "No change in packages" in summary
-    assert "2027-12-02" in (clone / "reports/report.md").read_text()
-
-
+def test_remeasure_reruns_from_scratch_and_finds_nothing_changed(cold_run):
+    """The cold run is `membench remeasure --force` (tests/pipeline_clone.py): the real `dvc
+    repro --force --no-run-cache` reran every stage; same code and inputs, no metric change."""
+    for stage in ("corpus", "scenario", "embed", "policies", "backends", "multiseed", "plots",
+                  "report"):
+        assert f"Running stage '{stage}'" in cold_run.output
+    assert "No metric changed." in cold_run.summary
+    assert "No change in packages" in cold_run.summary
 
 
 def test_sigterm_stops_the_backends_stage_and_leaves_nothing(clone, first_run, tmp_path):

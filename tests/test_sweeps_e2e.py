@@ -1,6 +1,7 @@
 """The README's sweeps in a temporary clone: a queued seed sweep run by two queue workers,
 a top-k and a session-count experiment, then `dvc exp show --json` with the summary's
-columns. Two multi-seed seeds and two backends in the clone keep each experiment short."""
+columns. Two multi-seed seeds, two backends and short filler replies in the clone keep each
+experiment short."""
 
 from __future__ import annotations
 
@@ -49,6 +50,10 @@ def sweep(built_clone, tmp_path_factory) -> list[dict]:
     for key, value in (("  rates: [", "  rates: [0.0, 0.5]"), ("  seeds: [1, 2, 3", "  seeds: [1]")):
         start = text.index(key)
         text = text.replace(text[start:text.index("]", start) + 1], value)
+    # Filler replies of 4 code lines, not 30: a seed draws other filler, so each experiment
+    # embeds its whole transcript, and the encoder's time grows with the tokens.
+    text = text.replace("  lines_per_reply: 30 ", "  lines_per_reply: 4 ", 1)
+    assert "  lines_per_reply: 4 " in text
     params.write_text(text)
     sh(clone, "git", "add", "-A")
     sh(clone, *GIT, "commit", "-qm", "sweep params")  # experiments start from a commit

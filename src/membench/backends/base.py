@@ -42,6 +42,12 @@ class BackendUnavailableError(RuntimeError):
     """A backend cannot run here (missing extra, server that does not start)."""
 
 
+def store_failed(backend: type[StoreBackend], error: BaseException) -> bool:
+    """Whether `error` is the backend's store failing (see StoreBackend.failing_packages),
+    not a defect of membench's own code."""
+    return type(error).__module__.partition(".")[0] in backend.failing_packages
+
+
 @dataclass(frozen=True, order=True)
 class Located:
     """What a file is to the backend: its place, or a function of the hit's page."""
@@ -63,6 +69,9 @@ class StoreBackend(ABC):
     # state a replay without reads reaches, and the remedies start from copies of it.
     reads_write: ClassVar[bool] = True
     forks: ClassVar[bool] = False  # fork() makes a copy; else each remedy replays afresh
+    # Top-level packages whose errors mean the store itself failed mid-run (its server
+    # gone, its connection lost): the stage names the backend in one line, no traceback.
+    failing_packages: ClassVar[tuple[str, ...]] = ()
     _owners: dict[int, str] = {}  # SQLite: page -> table, read by settle()
     _relations: dict[str, tuple[str, str]] = {}  # PostgreSQL: file -> relation, by settle()
 

@@ -55,6 +55,7 @@ class PostgresServerFiles:
 
     server: PostgresServer
     connection: object
+    failing_packages = ("psycopg",)  # the server killed or gone: a lost connection
 
     def settle(self) -> None:
         self.connection.execute("CHECKPOINT")
