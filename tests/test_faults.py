@@ -237,6 +237,8 @@ def test_a_server_killed_mid_run_fails_the_stage_in_one_line_naming_the_backend(
     private = Path(tempfile.mkdtemp(prefix="mbk-", dir="/tmp"))
     private.chmod(0o755)  # the servers run as `nobody` when the tests run as root
     try:
+        for path in _outputs_of_backends(postgres_workspace):  # an earlier test's run
+            path.unlink(missing_ok=True)
         process = subprocess.Popen(
             stage_command("backends"), cwd=postgres_workspace, stderr=subprocess.PIPE,
             text=True, env={**os.environ, "TMPDIR": str(private), "DVC_NO_ANALYTICS": "1"})
@@ -367,6 +369,12 @@ def test_signals_at_random_points_of_dvc_repro_lose_nothing(built_clone, built_c
                 path = clone / name
                 assert not path.exists() or digest(path) == expected, where + name
             rerun = dvc(clone, "repro", env={"TMPDIR": str(tmp)})
+            if "dvc.lock' validation failed" in rerun.stderr:
+                # DVC writes dvc.lock in place (open "w+", then dump): a signal inside that
+                # write leaves it truncated. Its documented recovery (docs/reproducibility.md):
+                # the committed dvc.lock back, then `dvc repro`. Nothing else may be damaged.
+                subprocess.run(["git", "checkout", "--", "dvc.lock"], cwd=clone, check=True)
+                rerun = dvc(clone, "repro", env={"TMPDIR": str(tmp)})
             assert rerun.returncode == 0, where + rerun.stdout + rerun.stderr
             assert {name: digest(clone / name) for name in OUTPUTS} == reference, where
             assert _git_status(clone) == "", where
