@@ -55,6 +55,8 @@ TemplatesDir = Annotated[Path, typer.Option(
 # header names it.
 BackendsFile = Annotated[Path | None, typer.Option(
     "--backends", help="The backends stage's summary (JSON); its section is left out without.")]
+SystemsFile = Annotated[Path | None, typer.Option(
+    "--systems", help="The systems stage's summary (JSON); its section is left out without.")]
 EnvironmentFile = Annotated[Path, typer.Option(
     "--environment", help="Where to describe this machine (JSON, not committed).")]
 
@@ -88,7 +90,8 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
            article: ArticleFile, out: OutFile, metrics_out: MetricsFile,
            summary_out: SummaryFile, environment_out: EnvironmentFile, charts: ChartsFile,
            templates: TemplatesDir, users: UsersFile, extraction: ExtractionFile,
-           params: ParamsFile = PARAMS_FILE, backends: BackendsFile = None) -> None:
+           params: ParamsFile = PARAMS_FILE, backends: BackendsFile = None,
+           systems: SystemsFile = None) -> None:
     """Write the Markdown report, the summary metric and the detailed metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
@@ -115,6 +118,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
         facts=built.facts, extractor=p.extractor,
         extraction=extracted,
         backends=read_json(backends) if backends else None,
+        systems=read_json(systems) if systems else None,
     ))
     with staged_outputs() as outputs:
         outputs.text(out, text)

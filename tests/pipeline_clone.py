@@ -36,7 +36,9 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scena
            "reports/plots/by_day.svg", "data/turn_embeddings.parquet", "reports/extraction.json",
            "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg",
            "data/backend_parity.parquet", "data/backend_rankings.parquet",
-           "data/backend_at_rest.parquet", "reports/backends.json"]
+           "data/backend_at_rest.parquet", "reports/backends.json",
+           "data/system_outcomes.parquet", "data/system_users_outcomes.parquet",
+           "data/system_at_rest.parquet", "reports/systems.json"]
 COMMITTED = [name for name in OUTPUTS if name.startswith("reports/")]
 GIT = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
 

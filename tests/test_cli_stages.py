@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from membench.cli import app
-from membench.io import backend_tables, tables
+from membench.io import backend_tables, system_tables, tables
 from membench.memory.policies import POLICIES
 
 # One worker runs the module: its `pipeline` fixture runs every stage.
@@ -20,7 +20,11 @@ pytestmark = pytest.mark.xdist_group("cli_stages")
 runner = CliRunner()
 DVC_YAML = yaml.safe_load((Path(__file__).parents[1] / "dvc.yaml").read_text())
 STAGES = ["corpus", "generate", "scenario", "embed_turns", "extract", "index", "embed",
-          "policies", "extraction", "backends", "multiseed", "users", "plots", "report"]
+          "policies", "extraction", "backends", "multiseed", "users", "systems", "plots",
+          "report"]
+# Filler replies of 4 lines, not 30, in the pipeline fixture: the embed stage and the
+# in-memory rerun embed every filler text, and the encoder's time grows with the tokens.
+FILLER_LINES = 4
 # Two backends that need no server keep the pipeline fixture fast; tests/test_backends.py
 # runs every backend, and the e2e test the default list.
 FAST_BACKENDS = ["sqlite", "langgraph_memory"]
@@ -37,7 +41,10 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg",
            "data/backend_parity.parquet", "data/backend_rankings.parquet",
            "data/backend_at_rest.parquet", "reports/backends.json",
-           "data/users_embedding_cache.parquet"]
+           "data/users_embedding_cache.parquet", "data/system_outcomes.parquet",
+           "data/system_users_outcomes.parquet",
+           "data/system_at_rest.parquet", "reports/systems.json",
+           "data/systems_embedding_cache.parquet"]
 
 
 def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> Path:
@@ -96,7 +103,9 @@ def test_every_path_of_a_stage_is_passed_by_dvc_yaml():
 def pipeline(repo_root, small_corpus, tmp_path_factory):
     workspace = make_workspace(repo_root, tmp_path_factory.mktemp("ws"), small_corpus,
                                multiseed__seeds=[42, 7], extraction_sweep__seeds=[1],
-                               extraction_sweep__rates=[0.0, 0.5])
+                               extraction_sweep__rates=[0.0, 0.5],
+                               scenario__lines_per_reply=FILLER_LINES,
+                               systems__names=["langgraph_sqlite"])
     cwd = Path.cwd()
     try:
         import os
@@ -129,6 +138,9 @@ def test_every_stage_succeeds_and_writes_its_outputs(pipeline):
     ("data/backend_parity.parquet", backend_tables.BACKEND_PARITY_SCHEMA),
     ("data/backend_rankings.parquet", backend_tables.BACKEND_RANKINGS_SCHEMA),
     ("data/backend_at_rest.parquet", backend_tables.BACKEND_AT_REST_SCHEMA),
+    ("data/system_outcomes.parquet",
+     system_tables.system_outcomes_schema(tables.OUTCOMES_SCHEMA)),
+    ("data/system_at_rest.parquet", system_tables.SYSTEM_AT_REST_SCHEMA),
 ])
 def test_parquet_files_have_the_documented_schema(pipeline, path, schema):
     workspace, _ = pipeline
@@ -154,7 +166,8 @@ def test_stage_outputs_match_the_in_memory_bench(pipeline, default_params):
     workspace, _ = pipeline
     params = yaml.safe_load((workspace / "params.yaml").read_text())
     c = params["scenario"]["corpus"]
-    scenario = replace(default_params.scenario, corpus=CorpusParams(c["source"], c["glob"], ()))
+    scenario = replace(default_params.scenario, corpus=CorpusParams(c["source"], c["glob"], ()),
+                       lines_per_reply=FILLER_LINES)
     memory = run_in_memory(replace(default_params, scenario=scenario), root=workspace,
                            dense=True)
     staged = tables.result_from_tables(pq.read_table(workspace / "data/outcomes.parquet"),
@@ -362,3 +375,55 @@ def test_bad_backends_params_stop_the_stage_and_write_nothing(
                    parity=str(tmp_path / "p.parquet"), summary=str(tmp_path / "s.json"))
     assert result.exit_code != 0 and named in result.output
     assert not (tmp_path / "p.parquet").exists() and not (tmp_path / "s.json").exists()
+
+
+def test_the_systems_stage_drives_mem0_and_the_report_shows_it(pipeline):
+    workspace, _ = pipeline
+    summary = json.loads((workspace / "reports/systems.json").read_text())
+    [entry] = summary["systems"]
+    assert entry["system"] == "langgraph_sqlite" and entry["ran"]
+    assert summary["deployment"]["users"] == 2 and set(entry["users"]) == {"forget_turn",
+                                                                          "forget_api"}
+    users = pq.read_table(workspace / "data/system_users_outcomes.parquet")
+    assert set(users.column("user").to_pylist()) == {"u001", "u002"}
+    outcomes = pq.read_table(workspace / "data/system_outcomes.parquet")
+    probes = pq.read_table(workspace / "data/scenario/probes.parquet").num_rows
+    assert outcomes.num_rows == 2 * probes  # both forget modes
+    report = (workspace / "reports/report.md").read_text()
+    assert "## Memory systems, through their own write path" in report
+    assert "| `langgraph_sqlite` | `forget_api` | none |" in report
+
+
+def test_a_system_not_installed_is_reported_not_run(pipeline, tmp_path, monkeypatch):
+    """The stage names the install command and the report says so; nothing else changes."""
+    import importlib.util
+
+    from membench.plugins import load_plugins
+
+    load_plugins("systems")
+    workspace, _ = pipeline
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sqlite_vec" else real(name, *a))
+    monkeypatch.chdir(workspace)
+    summary = tmp_path / "systems.json"
+    result = stage("systems", out=str(tmp_path / "o.parquet"),
+                   users_out=str(tmp_path / "u.parquet"), at_rest=str(tmp_path / "a.parquet"),
+                   summary=str(summary), cache=str(tmp_path / "c.parquet"))
+    assert result.exit_code == 0, result.output
+    [entry] = json.loads(summary.read_text())["systems"]
+    assert not entry["ran"] and "sqlite_vec is not installed: pip install" in entry["reason"]
+    assert pq.read_table(tmp_path / "o.parquet").num_rows == 0
+
+
+def test_an_unknown_system_is_a_params_error(pipeline, tmp_path, monkeypatch):
+    workspace, _ = pipeline
+    params = yaml.safe_load((workspace / "params.yaml").read_text())
+    params["systems"]["names"] = ["mem1"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(workspace)
+    result = stage("systems", "--params", str(tmp_path / "params.yaml"),
+                   out=str(tmp_path / "o.parquet"))
+    assert result.exit_code != 0
+    assert "systems.names: unknown system(s) ['mem1']" in result.output
+    assert not (tmp_path / "o.parquet").exists()

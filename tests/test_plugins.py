@@ -184,7 +184,7 @@ def test_a_plugin_reaches_every_file_the_stages_write(plugin_entry_point, repo_r
     """The stage commands themselves, in order, with the plugin installed as a package would
     install it: the fully rendered report, the metrics, the multi-seed counts, the charts and
     the audit all carry its policy, and the report its extractor."""
-    from test_cli_stages import STAGES, make_workspace, stage
+    from test_cli_stages import FILLER_LINES, STAGES, make_workspace, stage
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -192,7 +192,12 @@ def test_a_plugin_reaches_every_file_the_stages_write(plugin_entry_point, repo_r
         (corpus / f"module_{i:02}.py").write_text(
             "\n".join(f"value_{i}_{j} = compute({j})" for j in range(80)) + "\n")
     workspace = make_workspace(repo_root, tmp_path / "ws", corpus, multiseed__seeds=[42, 7],
-                               extract__extractor="perfect_but_deaf_to_deletes")
+                               extract__extractor="perfect_but_deaf_to_deletes",
+                               # short filler and a two-run extraction sweep: the plugin's
+                               # reach, not the default story's size, is under test
+                               scenario__lines_per_reply=FILLER_LINES,
+                               extraction_sweep__seeds=[1], extraction_sweep__rates=[0.0, 0.5],
+                               systems__names=[])
     monkeypatch.chdir(workspace)
     for name in STAGES:
         result = stage(name)

@@ -27,6 +27,7 @@ from membench.stages.plots import plots
 from membench.stages.policies import policies
 from membench.stages.report import report
 from membench.stages.scenario import scenario
+from membench.stages.systems import systems
 from membench.stages.users import users
 
 app = typer.Typer(
@@ -39,9 +40,10 @@ app = typer.Typer(
 
 # Third-party telemetry off unless the user chose otherwise: a variable already set, to any
 # value, is kept. DVC's analytics (for the `dvc` that `membench remeasure` runs; .dvc/config
-# turns them off too), the Hugging Face hub's, and DO_NOT_TRACK for any other tool that honours
+# turns them off too), the Hugging Face hub's, mem0's (the systems stage), and DO_NOT_TRACK for any other tool that honours
 # it. What each dependency sends and how this is tested: docs/reproducibility.md.
-TELEMETRY_OFF = {"DVC_NO_ANALYTICS": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1"}
+TELEMETRY_OFF = {"DVC_NO_ANALYTICS": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1",
+                 "MEM0_TELEMETRY": "False"}
 
 
 def turn_telemetry_off() -> None:
@@ -63,7 +65,7 @@ def _on_start(context: typer.Context) -> None:
 
 
 for command in (corpus, scenario, extract, index, embed, policies, multiseed, plots, report, bench,
-                remeasure, generate, users, extraction, backends):
+                remeasure, generate, users, extraction, backends, systems):
     app.command(command.__name__)(command)
 app.command("corpus-snapshot")(corpus_snapshot)
 app.command("embed_turns")(embed_turns)

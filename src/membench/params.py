@@ -69,6 +69,16 @@ class BackendParams:
 
 
 @dataclass(frozen=True)
+class SystemParams:
+    """The systems stage: which memory systems (membench.systems) to drive."""
+
+    names: tuple[str, ...]
+    users: int  # the generated deployment's users (0: none), its sessions and filler lines
+    sessions: int
+    lines_per_reply: int
+
+
+@dataclass(frozen=True)
 class UsersParams:
     """The users stage (many users in one deployment, docs/generate.md)."""
 
@@ -88,6 +98,7 @@ class Params:
     extraction_sweep: SweepParams
     backends: BackendParams
     users: UsersParams
+    systems: SystemParams
 
 
 def _validated(model: type[BaseModel], data: Any, context: dict, prefix: str = "") -> Any:
@@ -119,7 +130,9 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
         _generate(f.generate), extraction,
         SweepParams(tuple(f.extraction_sweep.rates), tuple(f.extraction_sweep.seeds)),
         BackendParams(tuple(f.backends.names), tuple(f.backends.stores)),
-        UsersParams(f.users.dense))
+        UsersParams(f.users.dense), SystemParams(
+            tuple(f.systems.names), f.systems.users, f.systems.sessions,
+            f.systems.lines_per_reply))
 
 
 def _generate(g: GenerateSection) -> GenerateSettings:

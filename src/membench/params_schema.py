@@ -147,6 +147,22 @@ class BackendsSection(Section):
         return names
 
 
+class SystemsSection(Section):
+    """Names are checked against the registry by the systems stage, as backends' are."""
+
+    names: list[Text] = Field(description="memory systems the systems stage drives "
+                                          "([systems](docs/systems.md)); [] runs none")
+    users: int = Field(ge=0, description="users of its generated deployment (0: none)")
+    sessions: Count = Field(description="that deployment's days")
+    lines_per_reply: Count = Field(description="its filler replies' code lines")
+
+    @field_validator("names")
+    @classmethod
+    def _distinct(cls, names: list[str]) -> list[str]:
+        unique(names, "name")
+        return names
+
+
 class UsersSection(Section):
     dense: bool = Field(description="the users stage (several users) also runs the dense "
                                     "policies ([generate](docs/generate.md#dense-policies-"
@@ -168,6 +184,7 @@ class ParamsFile(Section):
     extraction_sweep: SweepSection
     backends: BackendsSection
     users: UsersSection
+    systems: SystemsSection
 
 
 class ImportSection(Section):

@@ -42,8 +42,8 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "membench.backends.lancedb_store",
         "membench.backends.postgres_store",
     ),
-    # Real memory systems (mem0, ...) behind one interface: none is built in yet.
-    "systems": (),
+    # Real memory systems, driven through their own write path.
+    "systems": ("membench.systems.mem0_system", "membench.systems.langgraph_system"),
 }
 # What reading params.yaml and building its policies needs: params name an extractor, the
 # policies their stores and retrievers.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Annotated
 
 import typer
@@ -78,7 +79,11 @@ def bench(params: ParamsFile = PARAMS_FILE, vocabulary: VocabularyFile = None,
           quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
           dense: Annotated[bool, typer.Option(
               "--dense", help="Also run the policies that need embeddings (loads the model, "
-                              "about 20 s more).")] = False) -> None:
+                              "about 20 s more).")] = False,
+          systems: Annotated[bool, typer.Option(
+              "--systems", help="Also drive the memory systems params' systems.names names "
+                                "(docs/systems.md), in both forget modes; embeds their "
+                                "texts with the model.")] = False) -> None:
     """Run every stage in memory (no DVC, no files written) and print the raw table."""
     p = read_params(params)
     run = run_in_memory(p, vocabulary=vocabulary, progress=None if quiet else progress,
@@ -92,3 +97,26 @@ def bench(params: ParamsFile = PARAMS_FILE, vocabulary: VocabularyFile = None,
     typer.echo(f"transcript at day {last}: {table.transcript_tokens(last)} tokens\n")
     typer.echo(bench_table(run.result.outcomes, table,
                            {pol.id: pol.label for pol in run.policies}, last))
+    if systems:
+        _systems(p, run.scenario, vocabulary, quiet, last)
+
+
+def _systems(p, scenario, vocabulary, quiet: bool, last: int) -> None:
+    """The systems' table: one row per system, forget mode and probe form."""
+    from membench.commands.systems_run import run_named_systems
+    from membench.io.vocabulary import load_token_counter
+    from membench.retrieval.embedding_cache import EmbeddingCache
+    from membench.scoring.bench import BenchResult
+
+    done = run_named_systems(p, scenario, load_token_counter(vocabulary).count_all,
+                             EmbeddingCache(), (lambda _: None) if quiet else progress)
+    rows = [replace(r, policy=f"{run.system} ({run.mode})")
+            for run in done.runs for r in run.result.outcomes]
+    labels = {f"{run.system} ({run.mode})": f"{run.system} ({run.mode})" for run in done.runs}
+    typer.echo("\nmemory systems, through their own write path:")
+    if rows:
+        typer.echo(bench_table(rows, ResultsTable(BenchResult(tuple(rows), ())), labels, last))
+    for entry in done.entries:
+        if not entry["ran"]:
+            typer.echo(f"{entry['system']}: not run ({entry['reason']}); install: "
+                       f"{entry['install']}")

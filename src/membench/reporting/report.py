@@ -17,6 +17,7 @@ from membench.reporting.retrieval_tables import retrieval_section
 from membench.reporting.seeds_tables import seeds_section
 from membench.reporting.story import probe_counts, stale_traces
 from membench.reporting.users_tables import users_section
+from membench.reporting.systems_tables import systems_section
 from membench.scenario.model import Exchange, Fact
 from membench.scoring.audit import RECORDS, AuditRow
 from membench.scoring.bench import BenchResult
@@ -63,6 +64,7 @@ class ReportInputs:
     extractor: str = ""
     extraction: Mapping | None = None  # the extraction stage's file
     backends: Mapping | None = None  # the backends stage's summary (reports/backends.json)
+    systems: Mapping | None = None  # the systems stage's summary (reports/systems.json)
 
 
 def _header(inputs: ReportInputs, table: ResultsTable) -> str:
@@ -267,6 +269,8 @@ def _closing(inputs: ReportInputs, table: ResultsTable, parts: list[str]) -> str
         parts += extraction_section(inputs.extraction, live)
     if inputs.backends:
         parts += backends_section(inputs.backends)
+    if inputs.systems:
+        parts += systems_section(inputs.systems)
     if inputs.images:
         parts += ["## Charts", "\n\n".join(f"![{caption}]({path})"
                                              for caption, path in inputs.images)]

@@ -1,0 +1,97 @@
+"""The memory-system interface: a system keeps its own memory, written through its own code.
+
+A policy reads stores membench builds; a system (mem0, a LangGraph store, a team's own) is
+told each turn as it happens, asked for the context it would put in front of the model for a
+question, told to forget when the application honours a deletion, and names the directory
+it writes, for the at-rest audit. Registering one is one module plus its line in
+membench.plugins (or the `membench.plugins` entry point of another package).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from membench.registry import Registry
+
+# How the application honours "please forget ...": the user's own turn only (the system
+# sees it like any other turn), or that turn and an explicit API deletion of what the
+# system holds about the fact (how an application implements a GDPR request).
+FORGET_TURN, FORGET_API = "forget_turn", "forget_api"
+FORGET_MODES = (FORGET_TURN, FORGET_API)
+NO_REMEDY = "none"
+
+EmbedTexts = Callable[[Sequence[str]], np.ndarray]  # texts -> unit vectors, one row each
+
+
+class SystemUnavailable(RuntimeError):
+    """A system cannot run here (its package is not installed)."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    user_id: str
+    day: int
+    role: str  # "user" or "assistant"
+    text: str
+    exchange: int  # the exchange's index in the user's transcript
+
+
+@dataclass(frozen=True)
+class Forget:
+    """The application deletes what the system holds about one fact of one user."""
+
+    user_id: str
+    fact_key: str
+    values: tuple[str, ...]  # every value the user ever stated for it
+
+
+class MemorySystem(ABC):
+    id: ClassVar[str]
+    label: ClassVar[str]
+    install: ClassVar[str]  # the command that installs what it needs
+    # Documented ways to remove deleted data after the fact, each measured at rest.
+    remedies: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, directory: Path, embed: EmbedTexts) -> None:
+        """`directory` is the system's own, empty; it writes nothing outside it."""
+        self.directory = directory
+        self.embed = embed
+
+    @classmethod
+    def check_installed(cls) -> None:
+        """Raises SystemUnavailable naming `install` when a package is missing."""
+
+    @abstractmethod
+    def observe(self, turn: Turn) -> None: ...
+
+    @abstractmethod
+    def context(self, user_id: str, question: str, k: int) -> list[str]:
+        """The texts the system would put in front of the model, best first."""
+
+    @abstractmethod
+    def forget(self, request: Forget) -> None: ...
+
+    def apply_remedy(self, remedy: str, user_id: str) -> None:
+        raise ValueError(f"system {self.id}: unknown remedy {remedy!r}")
+
+    def place(self, relative: str) -> str:
+        """What a file under the directory is (for the at-rest table): its top name."""
+        return relative.split("/", 1)[0]
+
+    def close(self) -> None:  # noqa: B027 (optional)
+        """Releases files and handles; the directory is removed by the caller."""
+
+
+SystemClass = type[MemorySystem]
+SYSTEMS: Registry[SystemClass] = Registry("memory system")
+
+
+def register_system(*, order: float) -> Callable[[SystemClass], SystemClass]:
+    """Registers a MemorySystem class under its `id`; `order` places its rows."""
+    return lambda cls: SYSTEMS.add(cls.id, cls, order=order)
