@@ -17,8 +17,10 @@ pytestmark = pytest.mark.slow
 
 
 def _install(repo_root: Path, site: Path) -> None:
+    # pip's own build isolation: it installs the example's build backend (setuptools) from
+    # the package index as any user's install would
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--disable-pip-version-check", "--target", str(site),
+                    "--disable-pip-version-check", "--target", str(site),
                     str(repo_root / "examples/membench-example-system")],
                    check=True, capture_output=True, text=True, timeout=300)
 
