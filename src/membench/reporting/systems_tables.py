@@ -32,8 +32,8 @@ def outcomes_table(summary: Mapping) -> str:
 
 def at_rest_table(summary: Mapping) -> str:
     total = summary["deleted_facts"]
-    out = ["| System | Forget mode | Remedy | Deleted facts whose values its files hold | "
-           "Where |", "|---|---|---|---|---|"]
+    out = [("| System | Forget mode | Remedy | Deleted facts whose values its files hold | "
+            "Where |"), "|---|---|---|---|---|"]
     for entry in summary["systems"]:
         if not entry["ran"]:
             continue

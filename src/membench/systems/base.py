@@ -84,7 +84,7 @@ class MemorySystem(ABC):
         """What a file under the directory is (for the at-rest table): its top name."""
         return relative.split("/", 1)[0]
 
-    def close(self) -> None:  # noqa: B027 (optional)
+    def close(self) -> None:
         """Releases files and handles; the directory is removed by the caller."""
 
 
