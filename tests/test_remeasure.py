@@ -69,8 +69,14 @@ def test_summary_lists_changed_metrics_with_deltas_and_packages():
 
 # The command, end to end in a scratch repository.
 
-FILES = ("params.yaml", "dvc.yaml", "reports/summary.json", "reports/metrics.json", "reports/multiseed.json",
-         "reports/report.md", "reports/extraction.json", "reports/backends.json")
+def _files() -> tuple[str, ...]:
+    """The params, the pipeline and every result `remeasure` compares, as dvc.yaml declares."""
+    root = Path(__file__).resolve().parents[1]
+    metrics, report = logic.tracked_results(yaml.safe_load((root / "dvc.yaml").read_text()))
+    return ("params.yaml", "dvc.yaml", *metrics, report)
+
+
+FILES = _files()
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -214,7 +220,8 @@ def test_the_compared_files_come_from_the_pipeline(repo_root):
     pipeline = yaml.safe_load((repo_root / "dvc.yaml").read_text())
     assert logic.tracked_results(pipeline) == (
         ["reports/backends.json", "reports/extraction.json", "reports/metrics.json",
-         "reports/multiseed.json", "reports/summary.json"], "reports/report.md")
+         "reports/multiseed.json", "reports/summary.json", "reports/systems.json"],
+        "reports/report.md")
     pipeline["stages"]["extra"] = {"cmd": "x", "metrics": [{"reports/extra.json": {"cache": False}}]}
     assert "reports/extra.json" in logic.tracked_results(pipeline)[0]
     del pipeline["stages"]["report"]
