@@ -222,7 +222,8 @@ def test_the_compared_files_come_from_the_pipeline(repo_root):
         ["reports/backends.json", "reports/extraction.json", "reports/metrics.json",
          "reports/multiseed.json", "reports/summary.json", "reports/systems.json"],
         "reports/report.md")
-    pipeline["stages"]["extra"] = {"cmd": "x", "metrics": [{"reports/extra.json": {"cache": False}}]}
+    pipeline["stages"]["extra"] = {"cmd": "x",
+                                   "metrics": [{"reports/extra.json": {"cache": False}}]}
     assert "reports/extra.json" in logic.tracked_results(pipeline)[0]
     del pipeline["stages"]["report"]
     with pytest.raises(ValueError, match="one Markdown report"):

@@ -4,7 +4,6 @@ modes; and a system that breaks its contract fails naming itself."""
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 from backend_helpers import _vector
 
+from membench.commands.systems_run import fork_in
 from membench.io.at_rest import backend_files
 from membench.io.system_tables import system_at_rest_table, system_outcomes_table
 from membench.io.tables import OUTCOMES_SCHEMA
@@ -37,14 +37,6 @@ def embed(texts) -> np.ndarray:
 
 def count_tokens(texts):
     return [len(t.split()) for t in texts]
-
-
-def fork_in(root: Path):
-    def fork(directory: Path, remedy: str) -> Path:
-        copy = root / f"{directory.name}-{remedy}"
-        shutil.copytree(directory, copy)
-        return copy
-    return fork
 
 
 def run(name: str, mode: str, scenario, settings, root: Path):
@@ -261,3 +253,47 @@ def test_a_langgraph_store_as_long_term_memory(default_run, default_params, tmp_
         assert {r.remedy for r in result.at_rest} == {"none", "vacuum"}
     held = [r for r in runs[FORGET_TURN].at_rest if r.remedy == "none"]
     assert held and all(r.places == ("store database",) for r in held)
+
+
+class _Litterer(_NonText):
+    """Keeps nothing, but writes a file where its class attribute says."""
+
+    id = "litterer"
+    where = "cwd"
+
+    def observe(self, turn: Turn) -> None:
+        target = {"cwd": Path.cwd(), "beside": self.directory.parent}[self.where]
+        (target / "litter.txt").write_text("kept")
+
+    def context(self, user_id, question, k):
+        return []
+
+
+@pytest.mark.parametrize("where", ["cwd", "beside"])
+def test_a_system_writing_outside_its_directory_is_named(where, default_run, default_params,
+                                                         tmp_path, monkeypatch):
+    """Writes into the working directory, or next to its own directory, stop the run with
+    the system and the path named."""
+    from dataclasses import replace
+
+    from membench.commands.systems_run import run_named_systems
+    from membench.retrieval.embedding_cache import EmbeddingCache
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_Litterer, "where", where)
+    SYSTEMS.add(_Litterer.id, _Litterer)
+    try:
+        p = replace(default_params, systems=replace(default_params.systems,
+                                                    names=(_Litterer.id,)))
+        cache = EmbeddingCache()
+        texts = list(dict.fromkeys(t for t in (
+            [turn.text for e in default_run.scenario.exchanges
+             for turn in turns_of(default_run.scenario, e)]
+            + [q.question for q in default_run.scenario.probes])))
+        for text, vector in zip(texts, embed(texts), strict=True):
+            cache.put(p.embedding.model, text, vector)
+        with pytest.raises(ValueError, match=r"system litterer wrote outside its directory: "
+                                             r".*litter\.txt"):
+            run_named_systems(p, default_run.scenario, count_tokens, cache, lambda _: None)
+    finally:
+        SYSTEMS._entries.pop(_Litterer.id)

@@ -12,6 +12,7 @@ from pathlib import Path
 from membench.cleanup.private_temp import private_dir, remove
 from membench.io.at_rest import backend_files
 from membench.io.scenario_file import scenario_toml
+from membench.io.write_watch import WriteWatch
 from membench.params import Params, ParamsError
 from membench.plugins import load_plugins
 from membench.retrieval.embedding_cache import EmbeddingCache
@@ -93,28 +94,36 @@ def run_named_systems(p: Params, scenario: Scenario, count_tokens: CountTokens,
 
         embed(texts)
         workdir = private_dir("systems")  # 0700; removed however the run ends
+        allowed: set[str] = set()  # the names in workdir the systems may write
+        watch = WriteWatch.start()
         try:
             for name in runnable:
                 system_runs = []
                 for mode in FORGET_MODES:
                     directory = workdir / f"{name}-{mode}"
                     directory.mkdir()
+                    allowed.add(directory.name)
                     try:
                         system_runs.append(run_system(
                             SYSTEMS[name], scenario, mode, p.policies, embed, count_tokens,
-                            directory, backend_files, _fork_in(workdir), progress))
+                            directory, backend_files, fork_in(workdir, allowed), progress))
                     except SystemFailed as error:
                         raise ValueError(str(error)) from error
                 deployed = []
                 for mode in FORGET_MODES if users else ():
                     directory = workdir / f"{name}-{mode}-users"
                     directory.mkdir()
+                    allowed.add(directory.name)
                     try:
                         deployed.append(run_system_deployment(
                             SYSTEMS[name], users, mode, p.policies, embed, directory,
-                            backend_files, _fork_in(workdir), progress))
+                            backend_files, fork_in(workdir, allowed), progress))
                     except SystemFailed as error:
                         raise ValueError(str(error)) from error
+                outside = watch.written(workdir, allowed)
+                if outside:
+                    shown = ", ".join(outside[:5]) + (" ..." if len(outside) > 5 else "")
+                    raise ValueError(f"system {name} wrote outside its directory: {shown}")
                 entries[name] = ran(SYSTEMS[name], system_runs, deployed)
                 done.runs += system_runs
                 done.deployment += deployed
@@ -129,9 +138,13 @@ def _nothing_missing(texts):
     raise AssertionError(f"{len(texts)} texts were not embedded first")
 
 
-def _fork_in(workdir: Path):
+def fork_in(workdir: Path, allowed: set[str] | None = None):
+    """Copies a system's directory into workdir for one remedy (run.Fork); the copy's name
+    joins `allowed`."""
     def fork(directory: Path, remedy: str) -> Path:
         copy = workdir / f"{directory.name}-{remedy}"
         shutil.copytree(directory, copy)
+        if allowed is not None:
+            allowed.add(copy.name)
         return copy
     return fork

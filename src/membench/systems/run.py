@@ -95,7 +95,18 @@ def system_texts(scenario: Scenario) -> list[str]:
     return list(texts)
 
 
-class _Feed:
+def call_system(system_id: str, what: str, function, *args):
+    """function(*args), any error but SystemFailed turned into one naming the system."""
+    try:
+        return function(*args)
+    except SystemFailed:
+        raise
+    except Exception as error:
+        raise SystemFailed(f"system {system_id} failed in {what}: "
+                           f"{type(error).__name__}: {error}") from error
+
+
+class Feed:
     """The system advanced day by day over one or several users' stories (each a
     (user id or None, scenario); None: the scenario's own, per joined segment); every call
     into it names the system on failure."""
@@ -117,13 +128,7 @@ class _Feed:
         self.day = 0
 
     def call(self, what: str, function, *args):
-        try:
-            return function(*args)
-        except SystemFailed:
-            raise
-        except Exception as error:
-            raise SystemFailed(f"system {self.system.id} failed in {what}: "
-                               f"{type(error).__name__}: {error}") from error
+        return call_system(self.system.id, what, function, *args)
 
     def advance_to(self, day: int) -> None:
         for exchange_day, _, _, turns, forgets in self.parts:
@@ -143,7 +148,7 @@ class _Feed:
 
 
 class _SystemMemory(Memory):
-    def __init__(self, feed: _Feed, day: int, indexes: IndexCache) -> None:
+    def __init__(self, feed: Feed, day: int, indexes: IndexCache) -> None:
         super().__init__(feed.scenario, (), day, indexes)
         self.feed = feed
 
@@ -197,12 +202,12 @@ def audit(system_class: type[MemorySystem], system: MemorySystem, directory: Pat
     for remedy in system_class.remedies:
         said(f"remedy {remedy}")
         copy = fork(directory, remedy)
-        cured = _open(system_class, copy, embed)
+        cured = open_system(system_class, copy, embed)
         try:
             for user in users:
-                _call(cured, f"remedy {remedy}", cured.apply_remedy, remedy, user)
+                call_system(cured.id, f"remedy {remedy}", cured.apply_remedy, remedy, user)
         finally:
-            _call(cured, "close", cured.close)
+            call_system(cured.id, "close", cured.close)
         rows += scan(cured, copy, files, deleted, mode, remedy, cache)
     return rows
 
@@ -228,7 +233,7 @@ def run_system(system_class: type[MemorySystem], scenario: Scenario, mode: str,
     name = system_class.id
     said = reporter(name, mode, progress)
     system = open_system(system_class, directory, embed)
-    feed = _Feed(system, [(None, scenario)], mode)
+    feed = Feed(system, [(None, scenario)], mode)
     try:
         policy = SystemPolicy(name, mode, settings)
         result = run_bench(scenario, (), [policy], count_tokens, IndexCache(), progress=said,
@@ -244,10 +249,6 @@ def run_system(system_class: type[MemorySystem], scenario: Scenario, mode: str,
     return SystemRun(name, mode, result, tuple(rows))
 
 
-def _call(system: MemorySystem, what: str, function, *args):
-    return _Feed(system, [], NO_REMEDY).call(what, function, *args)
-
-
 def open_system(system_class: type[MemorySystem], directory: Path,
                 embed: EmbedTexts) -> MemorySystem:
     try:
@@ -257,12 +258,6 @@ def open_system(system_class: type[MemorySystem], directory: Path,
                            f"{type(error).__name__}: {error}") from error
 
 
-_open = open_system
-
-
-def _memory(feed: _Feed, day: int, indexes: IndexCache) -> Memory:
+def _memory(feed: Feed, day: int, indexes: IndexCache) -> Memory:
     feed.advance_to(day)
     return _SystemMemory(feed, day, indexes)
-
-
-Feed = _Feed
