@@ -94,7 +94,8 @@ def run_named_systems(p: Params, scenario: Scenario, count_tokens: CountTokens,
 
         embed(texts)
         workdir = private_dir("systems")  # 0700; removed however the run ends
-        allowed: set[str] = set()  # the names in workdir the systems may write
+        # the names in workdir the systems may write: the directory's own marker, then theirs
+        allowed = {entry.name for entry in workdir.iterdir()}
         watch = WriteWatch.start()
         try:
             for name in runnable:

@@ -54,7 +54,9 @@ class LangGraphSqliteMemory(MemorySystem):
 
         self.connection = connect(directory / DATABASE, extensions=True)
         self.store = SqliteStore(self.connection, index={
-            "dims": self.DIMENSIONS, "fields": [FIELD],
+            # SqliteStore reads "text_fields" (its docstring says "fields", which it ignores
+            # and then embeds the whole JSON value); both given, so either reading holds.
+            "dims": self.DIMENSIONS, "fields": [FIELD], "text_fields": [FIELD],
             "embed": lambda texts: [row.tolist() for row in embed(list(texts))]})
         self.store.setup()
 
