@@ -57,6 +57,8 @@ BackendsFile = Annotated[Path | None, typer.Option(
     "--backends", help="The backends stage's summary (JSON); its section is left out without.")]
 SystemsFile = Annotated[Path | None, typer.Option(
     "--systems", help="The systems stage's summary (JSON); its section is left out without.")]
+AnswersFile = Annotated[Path | None, typer.Option(
+    "--answers", help="The reader stage's summary (JSON); its section is left out without.")]
 EnvironmentFile = Annotated[Path, typer.Option(
     "--environment", help="Where to describe this machine (JSON, not committed).")]
 
@@ -91,7 +93,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
            summary_out: SummaryFile, environment_out: EnvironmentFile, charts: ChartsFile,
            templates: TemplatesDir, users: UsersFile, extraction: ExtractionFile,
            params: ParamsFile = PARAMS_FILE, backends: BackendsFile = None,
-           systems: SystemsFile = None) -> None:
+           systems: SystemsFile = None, answers: AnswersFile = None) -> None:
     """Write the Markdown report, the summary metric and the detailed metrics file."""
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
@@ -119,6 +121,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
         extraction=extracted,
         backends=read_json(backends) if backends else None,
         systems=read_json(systems) if systems else None,
+        answers=read_json(answers) if answers else None,
     ))
     with staged_outputs() as outputs:
         outputs.text(out, text)

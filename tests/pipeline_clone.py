@@ -38,7 +38,8 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scena
            "data/backend_parity.parquet", "data/backend_rankings.parquet",
            "data/backend_at_rest.parquet", "reports/backends.json",
            "data/system_outcomes.parquet", "data/system_users_outcomes.parquet",
-           "data/system_at_rest.parquet", "reports/systems.json"]
+           "data/system_at_rest.parquet", "reports/systems.json", "data/answers.parquet",
+           "reports/answers.json"]
 COMMITTED = [name for name in OUTPUTS if name.startswith("reports/")]
 GIT = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
 

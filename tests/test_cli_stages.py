@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from membench.cli import app
-from membench.io import backend_tables, system_tables, tables
+from membench.io import answer_tables, backend_tables, system_tables, tables
 from membench.memory.policies import POLICIES
 
 # One worker runs the module: its `pipeline` fixture runs every stage.
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.xdist_group("cli_stages")
 runner = CliRunner()
 DVC_YAML = yaml.safe_load((Path(__file__).parents[1] / "dvc.yaml").read_text())
 STAGES = ["corpus", "generate", "scenario", "embed_turns", "extract", "index", "embed",
-          "policies", "extraction", "backends", "multiseed", "users", "systems", "plots",
+          "policies", "reader", "extraction", "backends", "multiseed", "users", "systems", "plots",
           "report"]
 # Filler replies of 4 lines, not 30, in the pipeline fixture: the embed stage and the
 # in-memory rerun embed every filler text, and the encoder's time grows with the tokens.
@@ -45,7 +45,8 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "data/users_embedding_cache.parquet", "data/system_outcomes.parquet",
            "data/system_users_outcomes.parquet",
            "data/system_at_rest.parquet", "reports/systems.json",
-           "data/systems_embedding_cache.parquet"]
+           "data/systems_embedding_cache.parquet", "data/answers.parquet", "reports/answers.json",
+           "data/model/reader-responses.jsonl"]
 
 
 def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> Path:
@@ -53,6 +54,10 @@ def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> P
     for name in ("scenario.toml", "article.toml"):
         shutil.copy(root / "data" / name, target / "data" / name)
     shutil.copy(root / "dvc.yaml", target / "dvc.yaml")  # the charts' definitions
+    # The committed response cache: the reader's policies inject no filler, so their
+    # contexts, and the model's answers, do not depend on the small corpus.
+    (target / "data" / "model").mkdir()
+    shutil.copy(root / "data/model/reader-responses.jsonl", target / "data/model")
     shutil.copytree(root / ".dvc" / "plots", target / ".dvc" / "plots")
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["scenario"]["corpus"] = {"source": str(corpus_dir), "glob": "*.py", "exclude": []}
@@ -142,10 +147,66 @@ def test_every_stage_succeeds_and_writes_its_outputs(pipeline):
     ("data/system_outcomes.parquet",
      system_tables.system_outcomes_schema(tables.OUTCOMES_SCHEMA)),
     ("data/system_at_rest.parquet", system_tables.SYSTEM_AT_REST_SCHEMA),
+    ("data/answers.parquet", answer_tables.ANSWERS_SCHEMA),
 ])
 def test_parquet_files_have_the_documented_schema(pipeline, path, schema):
     workspace, _ = pipeline
     assert pq.read_schema(workspace / path).equals(schema, check_metadata=False)
+
+
+def test_the_reader_replays_the_committed_cache_without_a_model(pipeline, repo_root):
+    """No model configured: every answer comes from the committed cache, the same answers
+    the default pipeline reports, and the cache file is rewritten byte for byte."""
+    workspace, _ = pipeline
+    cache = "data/model/reader-responses.jsonl"
+    assert (workspace / cache).read_bytes() == (repo_root / cache).read_bytes()
+    assert json.loads((workspace / "reports/answers.json").read_text()) == \
+        json.loads((repo_root / "reports/answers.json").read_text())
+    assert "## What the model did with it" in (workspace / "reports/report.md").read_text()
+
+
+def test_a_reader_request_missing_from_the_cache_stops_the_stage(pipeline, tmp_path,
+                                                                 monkeypatch):
+    workspace, _ = pipeline
+    params = yaml.safe_load((workspace / "params.yaml").read_text())
+    params["reader"]["max_tokens"] = 7  # other requests: none of them is cached
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(workspace)
+    result = stage("reader", "--params", str(tmp_path / "params.yaml"),
+                   out=str(tmp_path / "answers.parquet"), summary=str(tmp_path / "a.json"))
+    assert result.exit_code == 1
+    assert "model requests are not in the response cache" in result.output
+    assert "model.base_url" in result.output
+    assert not (tmp_path / "answers.parquet").exists() and not (tmp_path / "a.json").exists()
+
+
+@pytest.mark.model
+def test_a_local_model_fills_the_cache_and_a_run_without_it_replays_it(pipeline, tmp_path,
+                                                                        monkeypatch):
+    """`model.base_url: local`: the stage starts llama.cpp's server (the `model` extra),
+    asks what the cache lacks and adds the answers; the same stage with no model then gives
+    the same bytes from the cache alone, and leaves no server behind."""
+    workspace, _ = pipeline
+    params = yaml.safe_load((workspace / "params.yaml").read_text())
+    params["reader"].update(policies=["profile"], max_tokens=6)
+    params["model"]["base_url"] = "local"
+    (tmp_path / "local.yaml").write_text(yaml.safe_dump(params))
+    params["model"]["base_url"] = ""
+    (tmp_path / "none.yaml").write_text(yaml.safe_dump(params))
+    cache = tmp_path / "cache.jsonl"
+    shutil.copy(workspace / "data/model/reader-responses.jsonl", cache)
+    before = len(cache.read_text().splitlines())
+    monkeypatch.chdir(workspace)
+    outputs = {"cache": str(cache), "out": str(tmp_path / "a.parquet"),
+               "summary": str(tmp_path / "a.json")}
+    filled = stage("reader", "--params", str(tmp_path / "local.yaml"), **outputs)
+    assert filled.exit_code == 0, filled.output
+    assert len(cache.read_text().splitlines()) > before
+    first = {name: (tmp_path / name).read_bytes() for name in ("a.parquet", "a.json",
+                                                                "cache.jsonl")}
+    replayed = stage("reader", "--params", str(tmp_path / "none.yaml"), **outputs)
+    assert replayed.exit_code == 0, replayed.output
+    assert {name: (tmp_path / name).read_bytes() for name in first} == first
 
 
 def test_outcomes_hold_one_row_per_policy_form_probe(pipeline):
@@ -201,8 +262,9 @@ def test_invalid_params_stop_every_stage_and_write_nothing(
     assert result.exit_code != 0
     assert named in result.output
     assert not (tmp_path / "reports").exists()
-    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["article.toml",
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["article.toml", "model",
                                                                      "scenario.toml"]
+    assert [p.name for p in (tmp_path / "data/model").iterdir()] == ["reader-responses.jsonl"]
 
 
 def test_missing_corpus_is_named(repo_root, tmp_path, monkeypatch):

@@ -25,6 +25,7 @@ from membench.stages.index import index
 from membench.stages.multiseed import multiseed
 from membench.stages.plots import plots
 from membench.stages.policies import policies
+from membench.stages.reader import reader
 from membench.stages.report import report
 from membench.stages.scenario import scenario
 from membench.stages.systems import systems
@@ -65,7 +66,7 @@ def _on_start(context: typer.Context) -> None:
 
 
 for command in (corpus, scenario, extract, index, embed, policies, multiseed, plots, report, bench,
-                remeasure, generate, users, extraction, backends, systems):
+                remeasure, generate, users, extraction, backends, systems, reader):
     app.command(command.__name__)(command)
 app.command("corpus-snapshot")(corpus_snapshot)
 app.command("embed_turns")(embed_turns)

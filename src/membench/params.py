@@ -86,6 +86,26 @@ class UsersParams:
 
 
 @dataclass(frozen=True)
+class ModelParams:
+    """The optional model (docs/model.md): base_url "" calls none."""
+
+    base_url: str
+    name: str
+    key_env: str
+    seed: int
+    concurrency: int
+    timeout_seconds: float
+    retries: int
+
+
+@dataclass(frozen=True)
+class ReaderParams:
+    policies: tuple[str, ...]
+    max_tokens: int
+    max_context_tokens: int
+
+
+@dataclass(frozen=True)
 class Params:
     scenario: ScenarioParams
     extractor: str
@@ -99,6 +119,8 @@ class Params:
     backends: BackendParams
     users: UsersParams
     systems: SystemParams
+    model: ModelParams
+    reader: ReaderParams
 
 
 def _validated(model: type[BaseModel], data: Any, context: dict, prefix: str = "") -> Any:
@@ -132,7 +154,10 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
         BackendParams(tuple(f.backends.names), tuple(f.backends.stores)),
         UsersParams(f.users.dense), SystemParams(
             tuple(f.systems.names), f.systems.users, f.systems.sessions,
-            f.systems.lines_per_reply))
+            f.systems.lines_per_reply),
+        ModelParams(f.model.base_url, f.model.name, f.model.key_env, f.model.seed,
+                    f.model.concurrency, f.model.timeout_seconds, f.model.retries),
+        ReaderParams(tuple(f.reader.policies), f.reader.max_tokens, f.reader.max_context_tokens))
 
 
 def _generate(g: GenerateSection) -> GenerateSettings:

@@ -169,6 +169,56 @@ class UsersSection(Section):
                                     "usersdense))")
 
 
+class ModelSection(Section):
+    """An optional OpenAI-compatible chat endpoint. Only `name` and `seed` enter the
+    response cache's keys: the address, key and limits change how answers are fetched, not
+    which ones."""
+
+    base_url: str = Field(description="`\"\"`: no model, answers from the response cache "
+                                      "alone; `local`: a llama.cpp server this run starts; "
+                                      "else e.g. `http://127.0.0.1:8080/v1` "
+                                      "([model](docs/model.md))")
+    name: Text = Field(description="the model asked (the cache's responses are keyed by it)")
+    key_env: str = Field(description="the environment variable holding the endpoint's key "
+                                     "(never the key itself)")
+    seed: Seed = Field(description="sent with every request, for servers that honour it")
+    concurrency: Count = Field(description="requests in flight at once")
+    timeout_seconds: Annotated[float, Field(gt=0)] = Field(description="per request")
+    retries: Annotated[int, Field(ge=0)] = Field(description="retries of a failed request, "
+                                                           "with doubling backoff")
+
+    @field_validator("base_url")
+    @classmethod
+    def _http(cls, url: str) -> str:
+        if url and url != "local" and not url.startswith(("http://", "https://")):
+            raise ValueError(f"expected \"\", `local` or an http:// or https:// address, "
+                             f"got {url!r}")
+        return url
+
+    @field_validator("key_env")
+    @classmethod
+    def _variable_name(cls, name: str) -> str:
+        if name and not name.replace("_", "a").isalnum():
+            raise ValueError(f"expected an environment variable's name, got {name!r}")
+        return name
+
+
+class ReaderSection(Section):
+    """Policies are checked against the registry by the reader stage."""
+
+    policies: list[Text] = Field(description="policies whose injected context the model "
+                                             "reads to answer each probe; [] runs no reader")
+    max_tokens: Count = Field(description="of an answer")
+    max_context_tokens: Count = Field(description="a longer context is not sent (counted "
+                                                  "as not asked)")
+
+    @field_validator("policies")
+    @classmethod
+    def _distinct(cls, names: list[str]) -> list[str]:
+        unique(names, "policy")
+        return names
+
+
 class ParamsFile(Section):
     """params.yaml as a whole, its sections in the file's order."""
 
@@ -185,6 +235,8 @@ class ParamsFile(Section):
     backends: BackendsSection
     users: UsersSection
     systems: SystemsSection
+    model: ModelSection
+    reader: ReaderSection
 
 
 class ImportSection(Section):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from membench.reporting.answers_tables import answers_section
 from membench.reporting.backends_tables import backends_section
 from membench.reporting.extraction_tables import extraction_section
 from membench.reporting.findings import finding_paragraphs
@@ -65,6 +66,7 @@ class ReportInputs:
     extraction: Mapping | None = None  # the extraction stage's file
     backends: Mapping | None = None  # the backends stage's summary (reports/backends.json)
     systems: Mapping | None = None  # the systems stage's summary (reports/systems.json)
+    answers: Mapping | None = None  # the reader stage's summary (reports/answers.json)
 
 
 def _header(inputs: ReportInputs, table: ResultsTable) -> str:
@@ -271,6 +273,8 @@ def _closing(inputs: ReportInputs, table: ResultsTable, parts: list[str]) -> str
         parts += backends_section(inputs.backends)
     if inputs.systems:
         parts += systems_section(inputs.systems)
+    if inputs.answers:
+        parts += answers_section(inputs.answers, inputs.labels)
     if inputs.images:
         parts += ["## Charts", "\n\n".join(f"![{caption}]({path})"
                                              for caption, path in inputs.images)]

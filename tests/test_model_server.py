@@ -1,0 +1,109 @@
+"""The model client, cache and reader against a real OpenAI-compatible server: llama.cpp's
+(the `model` extra) with SmolLM2-135M-Instruct, started and stopped by the fixture through
+the code membench runs (membench.io.model_server), never a mock of HTTP. Without the
+extra, these tests fail naming the install command: they are never skipped."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from membench.io.model_client import Endpoint, ModelError, completer
+from membench.io.model_server import LocalModelServer, local_model_file
+from membench.model.cache import ResponseCache, answers
+from membench.model.requests import ChatRequest
+from membench.scenario.model import Fact, FactVersion
+from membench.scoring.answers import (
+    ANSWERS,
+    ReaderItem,
+    ReaderSettings,
+    classify_answer,
+    read_answers,
+)
+
+pytestmark = pytest.mark.model
+MODEL = "SmolLM2-135M-Instruct"
+PHONE = Fact("phone", "What is my phone number?", "How can you reach me?",
+             (FactVersion(3, 1, "555-0101", "My phone number is 555-0101."),
+              FactVersion(9, 1, "555-0199", "My new phone number is 555-0199.")))
+CONTEXT = ("[day 3] user: my phone number is 555-0101\n"
+           "[day 9] user: my new phone number is 555-0199")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with LocalModelServer(MODEL, key_env="MEMBENCH_TEST_MODEL_KEY") as running:
+        yield running
+
+
+def ask(question: str, context: str = CONTEXT) -> ChatRequest:
+    return ChatRequest((("system", "Answer from the context only, in a few words."),
+                        ("user", f"Context:\n{context}\n\nQuestion: {question}")),
+                       max_tokens=24, seed=0)
+
+
+def test_the_client_gets_an_answer_and_the_reader_classifies_it(server):
+    items = [ReaderItem("fact_log", "literal", 10, "phone", "What is my phone number?",
+                        CONTEXT, 30, "conflict")]
+    cache = ResponseCache()
+    settings = ReaderSettings(("fact_log",), max_tokens=24, max_context_tokens=100, seed=0)
+    complete = completer(server.endpoint, "test")
+    rows = read_answers(items, {"phone": PHONE}, settings,
+                        lambda requests: answers(requests, MODEL, cache, complete, "c"))
+    assert len(cache) == 1 and rows[0].answer
+    assert rows[0].answer_outcome in {a.value for a in ANSWERS}
+    assert classify_answer(PHONE, 10, rows[0].answer).value == rows[0].answer_outcome
+    # the same request again: from the cache, with the model gone
+    replayed = read_answers(items, {"phone": PHONE}, settings,
+                            lambda requests: answers(requests, MODEL, cache, None, "c"))
+    assert replayed == rows
+
+
+def test_concurrent_requests_come_back_in_order(server):
+    questions = [f"Repeat the number {n} and nothing else." for n in range(4)]
+    texts = completer(server.endpoint, "test")([ask(q, "").body(MODEL) for q in questions])
+    assert len(texts) == 4 and all(isinstance(text, str) for text in texts)
+
+
+def test_a_request_without_the_run_s_key_is_refused_and_the_error_shows_no_key(server,
+                                                                                 monkeypatch):
+    monkeypatch.setenv("WRONG_KEY", "not-the-key")
+    wrong = Endpoint(server.endpoint.base_url, "WRONG_KEY", retries=0)
+    with pytest.raises(ModelError, match=r"HTTP 401 \(check the key in \$WRONG_KEY\)") as error:
+        completer(wrong, "test")([ask("?").body(MODEL)])
+    assert os.environ["MEMBENCH_TEST_MODEL_KEY"] not in str(error.value)
+    keyless = Endpoint(server.endpoint.base_url, "", retries=0)
+    with pytest.raises(ModelError, match="HTTP 401"):
+        completer(keyless, "test")([ask("?").body(MODEL)])
+
+
+def test_the_server_is_its_owner_s_only(server):
+    """Loopback only, its key on no command line, its directory private."""
+    pid = server._process.pid
+    port = int(server.endpoint.base_url.rsplit(":", 1)[1].split("/")[0])
+    listening = [line.split()[1] for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
+                 if line.split()[3] == "0A"]  # LISTEN
+    assert f"0100007F:{port:04X}" in listening  # 127.0.0.1
+    assert not [address for address in listening if address.endswith(f":{port:04X}")
+                and address != f"0100007F:{port:04X}"]
+    key = os.environ["MEMBENCH_TEST_MODEL_KEY"]
+    assert key.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    assert stat.S_IMODE(server.root.stat().st_mode) == 0o700
+    assert key not in (server.root / "server.log").read_text(errors="replace")
+
+
+def test_closing_stops_the_server_and_removes_its_directory():
+    running = LocalModelServer(MODEL, key_env="MEMBENCH_TEST_MODEL_KEY_2")
+    pid, root = running._process.pid, running.root
+    running.close()
+    assert not root.exists() and "MEMBENCH_TEST_MODEL_KEY_2" not in os.environ
+    assert not Path(f"/proc/{pid}").exists() or \
+        Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+
+
+def test_an_unknown_local_model_is_an_error_naming_the_known_ones():
+    with pytest.raises(ModelError, match=f"no local model named 'gpt-x' .*{MODEL}"):
+        local_model_file("gpt-x")
