@@ -219,7 +219,8 @@ def test_unknown_baseline_revision_is_named(repo, monkeypatch):
 def test_the_compared_files_come_from_the_pipeline(repo_root):
     pipeline = yaml.safe_load((repo_root / "dvc.yaml").read_text())
     assert logic.tracked_results(pipeline) == (
-        ["reports/backends.json", "reports/extraction.json", "reports/metrics.json",
+        ["reports/answers.json", "reports/backends.json", "reports/extraction.json",
+         "reports/metrics.json",
          "reports/multiseed.json", "reports/summary.json", "reports/systems.json"],
         "reports/report.md")
     pipeline["stages"]["extra"] = {"cmd": "x",

@@ -59,10 +59,13 @@ def sweep(built_clone, tmp_path_factory) -> list[dict]:
     sh(clone, *GIT, "commit", "-qm", "sweep params")  # experiments start from a commit
     try:
         sh(clone, "dvc", "exp", "run", "--queue", "-S", "scenario.seed=range(1,3)")
+        # Their contexts change: no reader, as docs/sweeps.md says (the seeds' reader replays
+        # the committed cache: its policies inject no filler).
         sh(clone, "dvc", "exp", "run", "--queue", "-n", "topk10",
-           "-S", "policies.retrieval_top_k=10")
+           "-S", "policies.retrieval_top_k=10", "-S", "reader.policies=[]")
         sh(clone, "dvc", "exp", "run", "--queue", "-n", "sessions40",
-           "-S", "scenario.sessions=40", "-S", "scenario.probe_days=[10,20,40]")
+           "-S", "scenario.sessions=40", "-S", "scenario.probe_days=[10,20,40]",
+           "-S", "reader.policies=[]")
         # The workers are daemons that inherit the starting command's stdout: read it from a
         # file, not a pipe, or waiting for the pipe's end waits for the workers to exit, and
         # an idle worker whose shutdown monitor died (seen under load) never exits.

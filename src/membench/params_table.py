@@ -20,7 +20,7 @@ def _value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return f"`{value}`"
+        return f"`{value}`" if value else '`""`'  # an empty string shown as written
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, list):
