@@ -340,15 +340,22 @@ SEED = 25  # the issue's number: the same random points on every run
 @pytest.mark.slow
 def test_signals_at_random_points_of_dvc_repro_lose_nothing(built_clone, built_clone_copy):
     """Three trials: `dvc repro --force` of a warm clone, its process group sent SIGTERM or
-    SIGINT after a seeded random delay (a CI runner's cancel), then a second signal a
+    SIGINT after a seeded random share of an uninterrupted run's time (a CI runner's cancel), then a second signal a
     second later. Each: exit non-zero, no process naming its TMPDIR, its TMPDIR empty,
     every output either absent or whole (the committed bytes, never a partial file); then
     a plain `dvc repro` succeeds and every output and dvc.lock are the committed bytes."""
     clone = built_clone_copy
     reference = {name: digest(built_clone / name) for name in OUTPUTS}
+    # The random points are shares of this machine's own uninterrupted run: on a fast
+    # machine a fixed delay can fall after the run has ended, testing nothing.
+    start = time.monotonic()
+    uninterrupted = dvc(clone, "repro", "--force")
+    assert uninterrupted.returncode == 0, uninterrupted.stdout + uninterrupted.stderr
+    took = time.monotonic() - start
     rng = random.Random(SEED)
     for trial in range(3):
-        delay, signum = rng.uniform(2.0, 40.0), rng.choice([signal.SIGTERM, signal.SIGINT])
+        delay = rng.uniform(0.05, 0.8) * took
+        signum = rng.choice([signal.SIGTERM, signal.SIGINT])
         tmp = Path(tempfile.mkdtemp(prefix="mbs-", dir="/tmp"))
         tmp.chmod(0o755)  # the servers run as `nobody` when the tests run as root
         try:
