@@ -34,11 +34,11 @@ from pathlib import Path
 from membench.backends.base import BackendUnavailableError
 from membench.cleanup.interrupts import deferred
 from membench.cleanup.private_temp import (
-    forget_server,
     private_dir,
     remove,
     run_secret,
     started_server,
+    stop_server,
 )
 
 UNPRIVILEGED = "nobody"
@@ -254,16 +254,8 @@ class PostgresServer:
         """A fast shutdown (SIGINT: sessions ended, a checkpoint), SIGKILL to the server's
         process group if it takes too long."""
         process, self._process = self._process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        forget_server(process.pid)
+        if process is not None:
+            stop_server(process, signal.SIGINT, STOP_SECONDS)
 
     def close(self) -> None:
         """Stops the server and removes its directory, whatever signal arrives meanwhile."""

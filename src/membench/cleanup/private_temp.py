@@ -192,6 +192,21 @@ def started_server(pid: int, directory: Path) -> None:
     _write_private_file(directory / f"{SERVER_FILE}-{pid}", f"{pid} {start}\n")
 
 
+def stop_server(process: subprocess.Popen, signum: int, seconds: float) -> None:
+    """Stops a server started_server() recorded: `signum` (its own clean shutdown), then
+    SIGKILL to its process group if it has not exited within `seconds`; then forgets it."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signum)
+        try:
+            process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    forget_server(process.pid)
+
+
 def forget_server(pid: int) -> None:
     """The server has stopped."""
     with _lock:

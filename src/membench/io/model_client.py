@@ -41,7 +41,7 @@ class Endpoint:
 
 
 def _key(endpoint: Endpoint) -> str | None:
-    return os.environ.get(endpoint.key_env) or None if endpoint.key_env else None
+    return os.environ.get(endpoint.key_env) if endpoint.key_env else None
 
 
 def _post(endpoint: Endpoint, body: dict[str, Any]) -> str:

@@ -10,7 +10,6 @@ install command, never a silent skip."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
@@ -25,11 +24,11 @@ from pathlib import Path
 
 from membench.cleanup.interrupts import deferred
 from membench.cleanup.private_temp import (
-    forget_server,
     private_dir,
     remove,
     run_secret,
     started_server,
+    stop_server,
 )
 from membench.io.model_client import Endpoint, ModelError
 
@@ -124,17 +123,8 @@ class LocalModelServer:
 
     def _stop(self) -> None:
         process, self._process = self._process, None
-        if process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        forget_server(process.pid)
+        if process is not None:
+            stop_server(process, signal.SIGTERM, STOP_SECONDS)
 
     def close(self) -> None:
         """Stops the server, forgets its key and removes its directory."""
