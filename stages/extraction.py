@@ -1,8 +1,13 @@
 """Stage extraction: how well each extractor extracts (against the gold labels), what its
 errors do to the profile policies, and the noisy extractor's error-rate sweep beside the
-extraction-free policies. Writes one JSON file the plots and report stages read."""
+extraction-free policies. Writes one JSON file the plots and report stages read. With
+llm_extractor.run, a model is measured as an extractor too: its answers come from the
+committed response cache, or from the model params name (docs/model.md)."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -16,10 +21,13 @@ from membench.commands.common import (
     TurnsFile,
     fails_cleanly,
 )
+from membench.commands.model_calls import model_answers
 from membench.commands.parameters import read_params
 from membench.extraction.extractors import extractor_for
+from membench.extraction.llm import LlmExtractSettings, llm_extraction
 from membench.io.embedding_files import vectors_from_table
 from membench.io.inputs import read_parquet, read_scenario
+from membench.io.model_cache import cache_text, read_cache
 from membench.io.outputs import staged_outputs
 from membench.memory.policies import build_policies
 from membench.retrieval.retrievers import IndexCache
@@ -28,11 +36,17 @@ from membench.scoring.extraction import evaluate_extractors, reference_counts, s
 # Always reported, beside the configured one: the gold reference, the real extractor, and
 # the noisy one at extract.noise's rates (every error class present, each blamed apart).
 EVALUATED = ("perfect", "consolidating", "noisy")
+LLM = "llm"  # the model as extractor, under this name in the report (membench.extraction.llm)
+
+CacheFile = Annotated[Path, typer.Option(
+    "--cache", help="The LLM extractor's response cache (JSON Lines), read and extended; "
+                    "commit it.")]
 
 
 @fails_cleanly
 def extraction(scenario: ScenarioDir, turns: TurnsFile, embeddings: EmbeddingsFile,
-               outcomes: OutcomesFile, out: OutFile, params: ParamsFile = PARAMS_FILE) -> None:
+               outcomes: OutcomesFile, cache: CacheFile, out: OutFile,
+               params: ParamsFile = PARAMS_FILE) -> None:
     """Extraction quality, its effect on the profile policies, and the error-rate sweep."""
     p = read_params(params)
     built = read_scenario(scenario)
@@ -40,6 +54,14 @@ def extraction(scenario: ScenarioDir, turns: TurnsFile, embeddings: EmbeddingsFi
     names = list(dict.fromkeys((*EVALUATED, p.extractor)))
     extracted = {name: extractor_for(name, p.extraction, turn_vectors)(built)
                  for name in names}
+    responses = read_cache(cache)
+    llm = None
+    if p.llm_extractor.run:
+        settings = LlmExtractSettings(p.llm_extractor.max_tokens,
+                                      p.llm_extractor.memories_shown, p.model.seed)
+        with model_answers(p.model, responses, cache, "llm extractor") as ask:
+            llm = llm_extraction(built, settings, ask)
+        extracted[LLM] = llm.records
     indexes = IndexCache(vectors=vectors_from_table(read_parquet(embeddings),
                                                     p.embedding.model))
     policies = build_policies(p.policies)
@@ -48,8 +70,10 @@ def extraction(scenario: ScenarioDir, turns: TurnsFile, embeddings: EmbeddingsFi
                                       measured["outcome"].to_pylist()))
     data = {"configured": p.extractor,
             "extractors": evaluate_extractors(built, extracted, policies, indexes),
+            "llm": None if llm is None else {"model": p.model.name, **llm.summary()},
             "sweep": sweep(built, policies, p.extraction_sweep, references)}
     with staged_outputs() as outputs:
         outputs.json(out, data)
-    typer.echo(f"extraction: {', '.join(names)} evaluated; sweep of "
+        outputs.text(cache, cache_text(responses))
+    typer.echo(f"extraction: {', '.join(extracted)} evaluated; sweep of "
                f"{len(data['sweep']['runs'])} runs", err=True)

@@ -46,7 +46,7 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "data/system_users_outcomes.parquet",
            "data/system_at_rest.parquet", "reports/systems.json",
            "data/systems_embedding_cache.parquet", "data/answers.parquet", "reports/answers.json",
-           "data/model/reader-responses.jsonl"]
+           "data/model/reader-responses.jsonl", "data/model/extract-responses.jsonl"]
 
 
 def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> Path:
@@ -54,14 +54,18 @@ def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> P
     for name in ("scenario.toml", "article.toml"):
         shutil.copy(root / "data" / name, target / "data" / name)
     shutil.copy(root / "dvc.yaml", target / "dvc.yaml")  # the charts' definitions
-    # The committed response cache: the reader's policies inject no filler, so their
-    # contexts, and the model's answers, do not depend on the small corpus.
+    # The committed response caches: the reader's policies inject no filler, so their
+    # contexts, and the model's answers, do not depend on the small corpus. The LLM
+    # extractor's do: the corpus's draws change the order of the filler questions, so it
+    # is off here (tests/test_pipeline_e2e.py replays it on the default story).
     (target / "data" / "model").mkdir()
-    shutil.copy(root / "data/model/reader-responses.jsonl", target / "data/model")
+    for cache in ("reader-responses.jsonl", "extract-responses.jsonl"):
+        shutil.copy(root / "data/model" / cache, target / "data/model")
     shutil.copytree(root / ".dvc" / "plots", target / ".dvc" / "plots")
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["scenario"]["corpus"] = {"source": str(corpus_dir), "glob": "*.py", "exclude": []}
     params["backends"]["names"] = FAST_BACKENDS
+    params["llm_extractor"]["run"] = False
     for dotted, value in overrides.items():
         section, key = dotted.split("__")
         params[section][key] = value
@@ -165,6 +169,22 @@ def test_the_reader_replays_the_committed_cache_without_a_model(pipeline, repo_r
     assert "## What the model did with it" in (workspace / "reports/report.md").read_text()
 
 
+def test_an_extraction_request_missing_from_the_cache_stops_the_stage(pipeline, tmp_path,
+                                                                      monkeypatch):
+    workspace, _ = pipeline
+    params = yaml.safe_load((workspace / "params.yaml").read_text())
+    params["llm_extractor"].update(run=True, max_tokens=63)  # requests none has cached
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(workspace)
+    before = (workspace / "data/model/extract-responses.jsonl").read_bytes()
+    result = stage("extraction", "--params", str(tmp_path / "params.yaml"),
+                   out=str(tmp_path / "extraction.json"))
+    assert result.exit_code == 1
+    assert "model requests are not in the response cache" in result.output
+    assert not (tmp_path / "extraction.json").exists()
+    assert (workspace / "data/model/extract-responses.jsonl").read_bytes() == before
+
+
 def test_a_reader_request_missing_from_the_cache_stops_the_stage(pipeline, tmp_path,
                                                                  monkeypatch):
     workspace, _ = pipeline
@@ -205,6 +225,31 @@ def test_a_local_model_fills_the_cache_and_a_run_without_it_replays_it(pipeline,
     first = {name: (tmp_path / name).read_bytes() for name in ("a.parquet", "a.json",
                                                                 "cache.jsonl")}
     replayed = stage("reader", "--params", str(tmp_path / "none.yaml"), **outputs)
+    assert replayed.exit_code == 0, replayed.output
+    assert {name: (tmp_path / name).read_bytes() for name in first} == first
+
+
+@pytest.mark.model
+def test_a_local_model_extracts_and_a_run_without_it_replays_the_same_bytes(pipeline, tmp_path,
+                                                                            monkeypatch):
+    """The extraction stage with the LLM extractor and `model.base_url: local` fills its
+    cache; rerun with no model, it writes the same report and cache from the cache alone."""
+    workspace, _ = pipeline
+    params = yaml.safe_load((workspace / "params.yaml").read_text())
+    params["llm_extractor"]["run"] = True
+    params["model"]["base_url"] = "local"
+    (tmp_path / "local.yaml").write_text(yaml.safe_dump(params))
+    params["model"]["base_url"] = ""
+    (tmp_path / "none.yaml").write_text(yaml.safe_dump(params))
+    cache = tmp_path / "cache.jsonl"
+    shutil.copy(workspace / "data/model/extract-responses.jsonl", cache)
+    monkeypatch.chdir(workspace)
+    outputs = {"cache": str(cache), "out": str(tmp_path / "e.json")}
+    filled = stage("extraction", "--params", str(tmp_path / "local.yaml"), **outputs)
+    assert filled.exit_code == 0, filled.output
+    first = {name: (tmp_path / name).read_bytes() for name in ("e.json", "cache.jsonl")}
+    assert json.loads(first["e.json"])["llm"]["turns_read"] > 0
+    replayed = stage("extraction", "--params", str(tmp_path / "none.yaml"), **outputs)
     assert replayed.exit_code == 0, replayed.output
     assert {name: (tmp_path / name).read_bytes() for name in first} == first
 
@@ -264,7 +309,8 @@ def test_invalid_params_stop_every_stage_and_write_nothing(
     assert not (tmp_path / "reports").exists()
     assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["article.toml", "model",
                                                                      "scenario.toml"]
-    assert [p.name for p in (tmp_path / "data/model").iterdir()] == ["reader-responses.jsonl"]
+    assert sorted(p.name for p in (tmp_path / "data/model").iterdir()) == [
+        "extract-responses.jsonl", "reader-responses.jsonl"]
 
 
 def test_missing_corpus_is_named(repo_root, tmp_path, monkeypatch):

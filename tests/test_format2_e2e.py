@@ -25,6 +25,7 @@ def test_dvc_repro_runs_a_format2_scenario(repo_root, tmp_path):
     params["scenario"]["file"] = "tests/fixtures/format2/story.json"
     params["multiseed"]["seeds"] = [42]
     params["reader"]["policies"] = []  # another story: the committed answers are not its own
+    params["llm_extractor"]["run"] = False  # nor the LLM extractor's
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     (tmp_path / "dvc.lock").unlink()
     env = {**os.environ, "DVC_NO_ANALYTICS": "1"}

@@ -48,8 +48,10 @@ def test_a_missing_answer_without_a_model_names_how_many_and_how_to_fill_them():
 def test_each_distinct_missing_request_is_sent_once_and_joins_the_cache():
     sent: list[dict] = []
 
-    def complete(bodies):
+    def complete(bodies, keep):
         sent.extend(bodies)
+        for i in range(len(bodies)):
+            keep(i, f"answer {i}")
         return [f"answer {i}" for i in range(len(bodies))]
 
     cache = ResponseCache()
@@ -57,6 +59,19 @@ def test_each_distinct_missing_request_is_sent_once_and_joins_the_cache():
     got = answers([REQUEST, other, REQUEST], "m", cache, complete, "c")
     assert got == ["answer 0", "answer 1", "answer 0"] and len(sent) == 2 and len(cache) == 2
     assert answers([other], "m", cache, None, "c") == ["answer 1"]
+
+
+def test_an_interrupted_batch_keeps_the_answers_that_arrived():
+    cache = ResponseCache()
+    other = ChatRequest((("user", "Where do I live?"),), max_tokens=16, seed=0)
+
+    def complete(bodies, keep):
+        keep(1, "Lisbon")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        answers([REQUEST, other], "m", cache, complete, "c")
+    assert len(cache) == 1 and answers([other], "m", cache, None, "c") == ["Lisbon"]
 
 
 def test_the_cache_file_round_trips_sorted_by_key(tmp_path):

@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from membench.commands.model_calls import model_answers
+from membench.extraction.llm import LlmExtractSettings, llm_extraction
+from membench.io.model_cache import read_cache
 from membench.io.model_client import Endpoint, ModelError, completer
 from membench.io.model_server import LocalModelServer, local_model_file
 from membench.model.cache import ResponseCache, answers
 from membench.model.requests import ChatRequest
-from membench.scenario.model import Fact, FactVersion
+from membench.params import ModelParams
+from membench.scenario.model import Exchange, ExchangeKind, Fact, FactVersion, Scenario
 from membench.scoring.answers import (
     ANSWERS,
     ReaderItem,
@@ -39,7 +44,7 @@ def server():
         yield running
 
 
-def ask(question: str, context: str = CONTEXT) -> ChatRequest:
+def ask_request(question: str, context: str = CONTEXT) -> ChatRequest:
     return ChatRequest((("system", "Answer from the context only, in a few words."),
                         ("user", f"Context:\n{context}\n\nQuestion: {question}")),
                        max_tokens=24, seed=0)
@@ -64,7 +69,7 @@ def test_the_client_gets_an_answer_and_the_reader_classifies_it(server):
 
 def test_concurrent_requests_come_back_in_order(server):
     questions = [f"Repeat the number {n} and nothing else." for n in range(4)]
-    texts = completer(server.endpoint, "test")([ask(q, "").body(MODEL) for q in questions])
+    texts = completer(server.endpoint, "test")([ask_request(q, "").body(MODEL) for q in questions])
     assert len(texts) == 4 and all(isinstance(text, str) for text in texts)
 
 
@@ -73,11 +78,11 @@ def test_a_request_without_the_run_s_key_is_refused_and_the_error_shows_no_key(s
     monkeypatch.setenv("WRONG_KEY", "not-the-key")
     wrong = Endpoint(server.endpoint.base_url, "WRONG_KEY", retries=0)
     with pytest.raises(ModelError, match=r"HTTP 401 \(check the key in \$WRONG_KEY\)") as error:
-        completer(wrong, "test")([ask("?").body(MODEL)])
+        completer(wrong, "test")([ask_request("?").body(MODEL)])
     assert os.environ["MEMBENCH_TEST_MODEL_KEY"] not in str(error.value)
     keyless = Endpoint(server.endpoint.base_url, "", retries=0)
     with pytest.raises(ModelError, match="HTTP 401"):
-        completer(keyless, "test")([ask("?").body(MODEL)])
+        completer(keyless, "test")([ask_request("?").body(MODEL)])
 
 
 def test_the_server_is_its_owner_s_only(server):
@@ -107,3 +112,37 @@ def test_closing_stops_the_server_and_removes_its_directory():
 def test_an_unknown_local_model_is_an_error_naming_the_known_ones():
     with pytest.raises(ModelError, match=f"no local model named 'gpt-x' .*{MODEL}"):
         local_model_file("gpt-x")
+
+
+def _params(server) -> ModelParams:
+    e = server.endpoint
+    return ModelParams(e.base_url, MODEL, e.key_env, seed=0, concurrency=2,
+                       timeout_seconds=e.timeout_seconds, retries=e.retries)
+
+
+def test_the_llm_extractor_reads_turns_and_a_run_without_the_model_replays_it(server, tmp_path):
+    story = Scenario(3, 1, 0, (), tuple(
+        Exchange(i, i + 1, 1, ExchangeKind.FILLER, text, "ok") for i, text in enumerate(
+            ("My phone number is 555-0101.", "How do I sort a list in Python?",
+             "My new phone number is 555-0199.", "Please forget my phone number."))), ())
+    settings = LlmExtractSettings(max_tokens=48, memories_shown=10, seed=0)
+    cache, where = ResponseCache(), tmp_path / "cache.jsonl"
+    with model_answers(_params(server), cache, where, "test") as ask:
+        extraction = llm_extraction(story, settings, ask)
+    summary = extraction.summary()
+    assert summary["turns_read"] == 4 and len(cache) >= 4
+    assert all(r.key.startswith("m") for r in extraction.records)
+    offline = replace(_params(server), base_url="")
+    with model_answers(offline, cache, where, "test") as ask:
+        assert llm_extraction(story, settings, ask) == extraction
+
+
+def test_an_interrupted_run_keeps_every_answer_it_received(server, tmp_path):
+    """The stage fails after the model answered: its cache file holds those answers, so
+    the rerun asks only what is still missing."""
+    cache, where = ResponseCache(), tmp_path / "model" / "cache.jsonl"
+    with pytest.raises(KeyboardInterrupt), \
+            model_answers(_params(server), cache, where, "test") as ask:
+        ask([ask_request("Say yes.", ""), ask_request("Say no.", "")])
+        raise KeyboardInterrupt
+    assert len(read_cache(where)) == 2 and not list(where.parent.glob(".*tmp"))

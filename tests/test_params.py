@@ -113,8 +113,12 @@ def test_every_key_the_pipeline_reads_must_be_in_the_file(data):
     ({"scenario__probe_days": [0, 10]}, "scenario.probe_days[0]: must be at least 1, got 0"),
     ({"scenario__probe_days": []}, "scenario.probe_days: expected a non-empty list"),
     ({"scenario__corpus": "stdlib"}, "scenario.corpus: expected a mapping, got str"),
+    ({"extract__extractor": "gpt"},
+     "extract.extractor: unknown extractor 'gpt'; known: consolidating, noisy, perfect"),
     ({"extract__extractor": "llm"},
-     "extract.extractor: unknown extractor 'llm'; known: consolidating, noisy, perfect"),
+     "extract.extractor: the LLM extractor is measured by the extraction stage "
+     "(llm_extractor), beside the policies' extractor, which is one of consolidating, noisy, "
+     "perfect (docs/model.md#the-llm-extractor)"),
     ({"extract__consolidation__similarity": "cosine"},
      "extract.consolidation.similarity: expected one of dense, lexical, both, got 'cosine'"),
     ({"extract__noise__missed_facts": 1.5},

@@ -106,6 +106,13 @@ class ReaderParams:
 
 
 @dataclass(frozen=True)
+class LlmExtractorParams:
+    run: bool
+    max_tokens: int
+    memories_shown: int
+
+
+@dataclass(frozen=True)
 class Params:
     scenario: ScenarioParams
     extractor: str
@@ -121,6 +128,7 @@ class Params:
     systems: SystemParams
     model: ModelParams
     reader: ReaderParams
+    llm_extractor: LlmExtractorParams
 
 
 def _validated(model: type[BaseModel], data: Any, context: dict, prefix: str = "") -> Any:
@@ -157,7 +165,9 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
             f.systems.lines_per_reply),
         ModelParams(f.model.base_url, f.model.name, f.model.key_env, f.model.seed,
                     f.model.concurrency, f.model.timeout_seconds, f.model.retries),
-        ReaderParams(tuple(f.reader.policies), f.reader.max_tokens, f.reader.max_context_tokens))
+        ReaderParams(tuple(f.reader.policies), f.reader.max_tokens, f.reader.max_context_tokens),
+        LlmExtractorParams(f.llm_extractor.run, f.llm_extractor.max_tokens,
+                           f.llm_extractor.memories_shown))
 
 
 def _generate(g: GenerateSection) -> GenerateSettings:

@@ -70,6 +70,11 @@ class ExtractSection(Section):
     @field_validator("extractor")
     @classmethod
     def _registered(cls, name: str, info: ValidationInfo) -> str:
+        if name == "llm" and name not in info.context["extractors"]:
+            raise ValueError("the LLM extractor is measured by the extraction stage "
+                             "(llm_extractor), beside the policies' extractor, which is one "
+                             f"of {', '.join(sorted(info.context['extractors']))} "
+                             "(docs/model.md#the-llm-extractor)")
         return _registered_name("extractor", name, info.context["extractors"])
 
 
@@ -219,6 +224,14 @@ class ReaderSection(Section):
         return names
 
 
+class LlmExtractorSection(Section):
+    run: bool = Field(description="the extraction stage measures the LLM extractor (its "
+                                  "answers from the response cache or the model)")
+    max_tokens: Count = Field(description="of one reply")
+    memories_shown: Count = Field(description="the memories most like a new fact, shown to "
+                                              "the model to decide ADD, UPDATE or DELETE")
+
+
 class ParamsFile(Section):
     """params.yaml as a whole, its sections in the file's order."""
 
@@ -242,6 +255,9 @@ class ParamsFile(Section):
     reader: ReaderSection = grouped(
         "the reader: the policies whose context the model answers from ([] runs none), an "
         "answer's max tokens, the longest context sent")
+    llm_extractor: LlmExtractorSection = grouped(
+        "the LLM extractor ([model](docs/model.md)): measured or not, reply tokens, memories "
+        "shown per decision")
 
 
 class ImportSection(Section):

@@ -22,7 +22,7 @@ from membench.scenario.generate import generate_scenario
 from membench.scenario.model import Scenario
 from membench.scenario.spec import parse_scenario_spec
 from membench.scoring.bench import CountTokens, Progress
-from membench.systems.base import FORGET_MODES, SYSTEMS, SystemUnavailable
+from membench.systems.base import FORGET_MODES, SYSTEMS, AskModel, SystemUnavailable
 from membench.systems.deployment import DeploymentRun, run_system_deployment
 from membench.systems.run import SystemFailed, SystemRun, run_system, system_texts
 from membench.systems.summary import not_run, ran
@@ -62,11 +62,17 @@ def check_names(names) -> None:
 
 def run_named_systems(p: Params, scenario: Scenario, count_tokens: CountTokens,
                       cache: EmbeddingCache, progress: Progress,
-                      users: Sequence[UserScenario] = ()) -> SystemsRun:
+                      users: Sequence[UserScenario] = (),
+                      ask: AskModel | None = None) -> SystemsRun:
     """Each system in p.systems.names that is installed, in both modes, on the scenario and
     on the deployment of `users` (if any); the others are reported as not run. Texts are
-    embedded into `cache` first (a progress bar), once."""
+    embedded into `cache` first (a progress bar), once. A system that asks the model gets
+    `ask` (the systems stage's, through its response cache)."""
     check_names(p.systems.names)
+    asking = [n for n in p.systems.names if SYSTEMS[n].asks_model]
+    if asking and ask is None:
+        raise ParamsError(f"systems.names: {', '.join(asking)} ask(s) the model, which only "
+                          "the systems stage gives (dvc repro; docs/model.md)")
     entries: dict[str, dict] = {}
     runnable = []
     for name in p.systems.names:
@@ -99,6 +105,9 @@ def run_named_systems(p: Params, scenario: Scenario, count_tokens: CountTokens,
         watch = WriteWatch.start()
         try:
             for name in runnable:
+                system_class = SYSTEMS[name]
+                if system_class.asks_model:
+                    system_class = system_class.with_model(ask, p.model.seed)
                 system_runs = []
                 for mode in FORGET_MODES:
                     directory = workdir / f"{name}-{mode}"
@@ -106,7 +115,7 @@ def run_named_systems(p: Params, scenario: Scenario, count_tokens: CountTokens,
                     allowed.add(directory.name)
                     try:
                         system_runs.append(run_system(
-                            SYSTEMS[name], scenario, mode, p.policies, embed, count_tokens,
+                            system_class, scenario, mode, p.policies, embed, count_tokens,
                             directory, backend_files, fork_in(workdir, allowed), progress))
                     except SystemFailed as error:
                         raise ValueError(str(error)) from error
@@ -117,7 +126,7 @@ def run_named_systems(p: Params, scenario: Scenario, count_tokens: CountTokens,
                     allowed.add(directory.name)
                     try:
                         deployed.append(run_system_deployment(
-                            SYSTEMS[name], users, mode, p.policies, embed, directory,
+                            system_class, users, mode, p.policies, embed, directory,
                             backend_files, fork_in(workdir, allowed), progress))
                     except SystemFailed as error:
                         raise ValueError(str(error)) from error

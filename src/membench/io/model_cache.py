@@ -5,6 +5,7 @@ commits it beside its results (dvc.yaml declares it `cache: false`, `persist: tr
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from membench.model.cache import CachedResponse, ResponseCache
@@ -41,3 +42,14 @@ def read_cache(path: Path) -> ResponseCache:
 def cache_text(cache: ResponseCache) -> str:
     return "".join(canonical({f: getattr(entry, f) for f in FIELDS}) + "\n"
                    for entry in cache.entries())
+
+
+def keep_cache(cache: ResponseCache, path: Path) -> None:
+    """Writes the cache in one rename: a reader sees the old file or the new one, whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        staged.write_text(cache_text(cache), encoding="utf-8")
+        os.replace(staged, path)
+    finally:
+        staged.unlink(missing_ok=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -93,18 +94,22 @@ def completer(endpoint: Endpoint, label: str,
     """A `complete` for membench.model.cache.answers: sends the bodies, at most
     `concurrency` at a time, with a progress bar (count, rate, ETA) on stderr."""
 
-    def complete(bodies: Sequence[dict[str, Any]]) -> list[str]:
+    def complete(bodies: Sequence[dict[str, Any]],
+                 keep: Callable[[int, str], None] = lambda i, text: None) -> list[str]:
         from tqdm.auto import tqdm
 
+        kept = threading.Lock()
         with tqdm(total=len(bodies), desc=label, unit="request", leave=False,
                   disable=None) as bar, ThreadPoolExecutor(endpoint.concurrency) as pool:
-            def one(body: dict[str, Any]) -> str:
+            def one(i: int, body: dict[str, Any]) -> str:
                 text = _post(endpoint, body)
+                with kept:
+                    keep(i, text)
                 bar.update(1)
                 if progress is not None:
                     progress(1)
                 return text
 
-            return list(pool.map(one, bodies))
+            return list(pool.map(one, range(len(bodies)), bodies))
 
     return complete

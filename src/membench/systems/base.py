@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from membench.model.requests import ChatRequest
 from membench.registry import Registry
 
 # How the application honours "please forget ...": the user's own turn only (the system
@@ -27,6 +28,9 @@ FORGET_MODES = (FORGET_TURN, FORGET_API)
 NO_REMEDY = "none"
 
 EmbedTexts = Callable[[Sequence[str]], np.ndarray]  # texts -> unit vectors, one row each
+# The optional model: requests in, answers out, in order, through the response cache
+# (membench.commands.model_calls); a system that asks it sets `asks_model`.
+AskModel = Callable[[Sequence[ChatRequest]], list[str]]
 
 
 class SystemUnavailable(RuntimeError):
@@ -57,6 +61,15 @@ class MemorySystem(ABC):
     install: ClassVar[str]  # the command that installs what it needs
     # Documented ways to remove deleted data after the fact, each measured at rest.
     remedies: ClassVar[tuple[str, ...]] = ()
+    # A system that writes through a model: the systems stage hands it one (with_model).
+    asks_model: ClassVar[bool] = False
+    ask_model: ClassVar[AskModel | None] = None
+    model_seed: ClassVar[int] = 0  # sent with each request (params' model.seed)
+
+    @classmethod
+    def with_model(cls, ask: AskModel, seed: int) -> type[MemorySystem]:
+        """This system, answered by `ask` (the same id, label and remedies)."""
+        return type(cls.__name__, (cls,), {"ask_model": staticmethod(ask), "model_seed": seed})
 
     def __init__(self, directory: Path, embed: EmbedTexts) -> None:
         """`directory` is the system's own, empty; it writes nothing outside it."""

@@ -9,6 +9,11 @@ import, so one per process) is a private temporary directory removed at the run'
 
 mem0 makes ids (uuid4) and timestamps (the clock): only memory texts are recorded, ordered
 by mem0's score, then by text.
+
+`mem0_qdrant_infer` runs `infer=True`: mem0's own extraction, one model call per exchange,
+answered through membench's model client and response cache (docs/model.md). mem0 writes
+today's date into its prompts; the story's date replaces it (day 1 is STORY_EPOCH), so the
+same story asks the same requests on any day.
 """
 
 from __future__ import annotations
@@ -17,11 +22,14 @@ import importlib
 import importlib.util
 import logging
 import os
+import re
 import sys
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
 from membench.cleanup.private_temp import private_dir
+from membench.model.requests import ChatRequest
 from membench.scenario.text import has
 from membench.systems.base import (
     Forget,
@@ -34,6 +42,12 @@ from membench.systems.base import (
 INSTALL = "pip install -e '.[systems]'  (or scripts/install)"
 LIST_LIMIT = 1_000_000  # get_all's top_k: every memory of the user
 SCORE_DIGITS = 6  # scores rounded before ordering: ties then go by text, on any machine
+STORY_EPOCH = date(2026, 1, 1)  # the story's day 1, in the dates mem0 writes into prompts
+MODEL_MAX_TOKENS = 512  # of one reply to mem0's extraction prompt
+# Where mem0's prompts hold today's date (mem0 2.2.1's additive extraction prompt and its
+# older fact-extraction prompts).
+_TODAY = re.compile(r"(## Observation Date\n|## Current Date\n|Today's date is )"
+                    r"\d{4}-\d{2}-\d{2}")
 
 
 def _mem0() -> Any:
@@ -68,6 +82,27 @@ def _embeddings(embed):
             return embed([text])[0].tolist()
 
     return MembenchEmbeddings()
+
+
+class StoryDatedChat:
+    """mem0's LLM (the one method it calls), answered by membench's model: each prompt
+    with the story's date for today's, sent at temperature 0 through the response cache."""
+
+    def __init__(self, ask, seed: int) -> None:
+        self.ask, self.seed, self.day = ask, seed, 1
+
+    def generate_response(self, messages, response_format=None, tools=None,
+                          tool_choice="auto", **_: Any) -> str:
+        if tools:
+            raise ValueError("mem0 asked for tool calls, which membench's model client "
+                             "does not send")
+        today = (STORY_EPOCH + timedelta(days=self.day - 1)).isoformat()
+        turns = tuple((m["role"], _TODAY.sub(lambda found: found.group(1) + today,
+                                             str(m["content"]))) for m in messages)
+        wants_json = (response_format or {}).get("type") == "json_object"
+        [reply] = self.ask([ChatRequest(turns, MODEL_MAX_TOKENS, self.seed,
+                                        json_reply=wants_json)])
+        return reply
 
 
 class _Mem0(MemorySystem):
@@ -163,3 +198,51 @@ class Mem0Faiss(_Mem0):
     def store_config(self, path: Path) -> dict:
         return {"path": str(path), "collection_name": "membench", "distance_strategy": "cosine",
                 "embedding_model_dims": self.DIMENSIONS}
+
+
+@register_system(order=30)
+class Mem0QdrantInfer(Mem0Qdrant):
+    """mem0 as its users run it: every exchange through `Memory.add(..., infer=True)`, its
+    model extracting the memories (mem0 2.2.1: added, never updated in place)."""
+    id, label = "mem0_qdrant_infer", "mem0, infer=True (its own extraction, the model), local Qdrant"
+    asks_model = True
+
+    def __init__(self, directory: Path, embed) -> None:
+        super().__init__(directory, embed)
+        if self.ask_model is None:
+            raise ValueError("it asks the model: run it through the systems stage "
+                             "(docs/model.md)")
+        self.memory.llm = StoryDatedChat(self.ask_model, self.model_seed)
+        self.pending: list[Turn] = []
+
+    def observe(self, turn: Turn) -> None:
+        """A user turn waits for its reply: mem0 is given the exchange, as its docs show."""
+        if turn.role == "user":
+            self._flush()
+        self.pending.append(turn)
+        if turn.role == "assistant":
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        turns, self.pending = self.pending, []
+        self.memory.llm.day = turns[-1].day
+        self.memory.add([{"role": t.role, "content": t.text} for t in turns],
+                        user_id=turns[0].user_id, infer=True, metadata={"day": turns[0].day})
+
+    def context(self, user_id: str, question: str, k: int) -> list[str]:
+        self._flush()
+        return super().context(user_id, question, k)
+
+    def forget(self, request: Forget) -> None:
+        self._flush()
+        super().forget(request)
+
+    def apply_remedy(self, remedy: str, user_id: str) -> None:
+        self._flush()
+        super().apply_remedy(remedy, user_id)
+
+    def close(self) -> None:
+        self._flush()
+        super().close()
