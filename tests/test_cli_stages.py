@@ -536,3 +536,20 @@ def test_an_unknown_system_is_a_params_error(pipeline, tmp_path, monkeypatch):
     assert result.exit_code != 0
     assert "systems.names: unknown system(s) ['mem1']" in result.output
     assert not (tmp_path / "o.parquet").exists()
+
+
+def test_a_system_asking_the_model_without_its_answers_stops_the_stage(pipeline, tmp_path,
+                                                                       monkeypatch):
+    """mem0 with infer=True and no model: its first request is not in the (empty) cache,
+    so the stage stops naming the system and the count, and writes nothing."""
+    workspace, _ = pipeline
+    params = yaml.safe_load((workspace / "params.yaml").read_text())
+    params["systems"]["names"] = ["mem0_qdrant_infer"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(workspace)
+    outputs = {"out": str(tmp_path / "o.parquet"), "model_cache": str(tmp_path / "m.jsonl")}
+    result = stage("systems", "--params", str(tmp_path / "params.yaml"), **outputs)
+    assert result.exit_code == 1
+    assert "system mem0_qdrant_infer failed in observe" in result.output
+    assert "model requests are not in the response cache" in result.output
+    assert not (tmp_path / "o.parquet").exists() and not (tmp_path / "m.jsonl").exists()

@@ -5,11 +5,13 @@ extra, these tests fail naming the install command: they are never skipped."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from membench.commands.model_calls import model_answers
@@ -146,3 +148,46 @@ def test_an_interrupted_run_keeps_every_answer_it_received(server, tmp_path):
         ask([ask_request("Say yes.", ""), ask_request("Say no.", "")])
         raise KeyboardInterrupt
     assert len(read_cache(where)) == 2 and not list(where.parent.glob(".*tmp"))
+
+
+def test_mem0_with_infer_asks_the_model_and_replays_from_the_cache(server, default_params,
+                                                                   default_run, tmp_path):
+    """mem0_qdrant_infer: every exchange through mem0's own extraction (`infer=True`), its
+    model calls answered by the real server through the cache; the same run with no model
+    then replays them, with the same outcomes and the same at-rest rows."""
+    from membench.commands.systems_run import deployment_users, fork_in
+    from membench.io.at_rest import backend_files
+    from membench.plugins import load_plugins
+    from membench.systems.base import FORGET_API, SYSTEMS
+    from membench.systems.run import run_system
+
+    load_plugins("systems")
+    p = default_params
+    p = replace(p, systems=replace(p.systems, users=2, sessions=2, lines_per_reply=2),
+                generate=replace(p.generate, facts=1, changes=(0,)),
+                scenario=replace(p.scenario, exchanges_per_session=1, probe_days=(30,)))
+    story = deployment_users(p, default_run.corpus.files)[0].scenario
+    assert len(story.exchanges) == 2
+
+    def run(model: ModelParams, cache: ResponseCache, name: str):
+        directory = tmp_path / name
+        directory.mkdir()
+        with model_answers(model, cache, tmp_path / "cache.jsonl", "test") as ask:
+            system = SYSTEMS["mem0_qdrant_infer"].with_model(ask, 0)
+            done = run_system(system, story, FORGET_API, p.policies,
+                              lambda texts: np.stack([_unit(t) for t in texts]),
+                              lambda texts: [len(t.split()) for t in texts], directory,
+                              backend_files, fork_in(tmp_path))
+        return done.result.outcomes, done.at_rest
+
+    cache = ResponseCache()
+    first = run(_params(server), cache, "live")
+    assert len(cache) == 2  # one extraction call per exchange
+    assert run(replace(_params(server), base_url=""), cache, "replayed") == first
+
+
+def _unit(text: str) -> np.ndarray:
+    """A vector from the text's hash: mem0's retrieval needs vectors, not the encoder."""
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+    vector = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+    return vector / np.linalg.norm(vector)
