@@ -227,7 +227,11 @@ def test_two_signals_during_the_backends_stage_leave_nothing(workspace, tmp, sig
     send()
     _, rest = process.communicate(timeout=600)
     assert process.returncode == 128 + signum, seen + rest
-    assert rest.strip().count("\n") == 0 and "interrupted by" in rest, rest
+    # one line says why; before it, at most the progress lines printed before the signal
+    # was handled (a busy machine prints one more "day" line now and then)
+    lines = rest.strip().splitlines()
+    assert "interrupted by" in lines[-1], rest
+    assert all(line.strip().startswith("backend ") for line in lines[:-1]), rest
     assert list(tmp.iterdir()) == []
     assert processes_naming(str(tmp)) == set()
     assert _no_outputs(workspace)

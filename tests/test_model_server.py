@@ -150,11 +150,13 @@ def test_an_interrupted_run_keeps_every_answer_it_received(server, tmp_path):
     assert len(read_cache(where)) == 2 and not list(where.parent.glob(".*tmp"))
 
 
-def test_mem0_with_infer_asks_the_model_and_replays_from_the_cache(server, default_params,
-                                                                   default_run, tmp_path):
-    """mem0_qdrant_infer: every exchange through mem0's own extraction (`infer=True`), its
-    model calls answered by the real server through the cache; the same run with no model
-    then replays them, with the same outcomes and the same at-rest rows."""
+@pytest.mark.parametrize("name", ["mem0_qdrant_infer", "langmem_sqlite"])
+def test_a_system_writing_through_the_model_replays_from_the_cache(server, default_params,
+                                                                   default_run, tmp_path,
+                                                                   name):
+    """mem0 with `infer=True` (its own extraction prompt) and LangMem's memory manager (its
+    tool calls): each exchange asks the real server through the cache; the same run with no
+    model then replays them, with the same outcomes and the same at-rest rows."""
     from membench.commands.systems_run import deployment_users, fork_in
     from membench.io.at_rest import backend_files
     from membench.plugins import load_plugins
@@ -163,17 +165,20 @@ def test_mem0_with_infer_asks_the_model_and_replays_from_the_cache(server, defau
 
     load_plugins("systems")
     p = default_params
-    p = replace(p, systems=replace(p.systems, users=2, sessions=2, lines_per_reply=2),
-                generate=replace(p.generate, facts=1, changes=(0,)),
+    # one exchange, one fact: mem0's extraction prompt alone is ~8,600 tokens (tens of
+    # seconds a call on 2 busy cores)
+    p = replace(p, systems=replace(p.systems, users=2, sessions=1, lines_per_reply=2),
+                generate=replace(p.generate, facts=1, changes=(0,), sessions=1),
                 scenario=replace(p.scenario, exchanges_per_session=1, probe_days=(30,)))
     story = deployment_users(p, default_run.corpus.files)[0].scenario
-    assert len(story.exchanges) == 2
+    assert len(story.exchanges) == 1
+    patient = replace(_params(server), timeout_seconds=900, retries=0)
 
-    def run(model: ModelParams, cache: ResponseCache, name: str):
-        directory = tmp_path / name
+    def run(model: ModelParams, cache: ResponseCache, label: str):
+        directory = tmp_path / label
         directory.mkdir()
         with model_answers(model, cache, tmp_path / "cache.jsonl", "test") as ask:
-            system = SYSTEMS["mem0_qdrant_infer"].with_model(ask, 0)
+            system = SYSTEMS[name].with_model(ask, 0)
             done = run_system(system, story, FORGET_API, p.policies,
                               lambda texts: np.stack([_unit(t) for t in texts]),
                               lambda texts: [len(t.split()) for t in texts], directory,
@@ -181,9 +186,9 @@ def test_mem0_with_infer_asks_the_model_and_replays_from_the_cache(server, defau
         return done.result.outcomes, done.at_rest
 
     cache = ResponseCache()
-    first = run(_params(server), cache, "live")
-    assert len(cache) == 2  # one extraction call per exchange
-    assert run(replace(_params(server), base_url=""), cache, "replayed") == first
+    first = run(patient, cache, "live")
+    assert len(cache) >= 1  # the exchange went to the model
+    assert run(replace(patient, base_url=""), cache, "replayed") == first
 
 
 def _unit(text: str) -> np.ndarray:

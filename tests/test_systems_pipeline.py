@@ -36,8 +36,9 @@ def _repro(clone: Path, site: Path | None) -> subprocess.CompletedProcess:
 def test_the_example_system_runs_through_dvc_repro(built_clone_copy, repo_root, tmp_path):
     clone = built_clone_copy
     params = clone / "params.yaml"
-    params.write_text(params.read_text().replace("  names: []",
-                                                 "  names: [example_notes]"))
+    text = params.read_text()
+    assert "  names: [mem0_qdrant] " in text  # the default systems line
+    params.write_text(text.replace("  names: [mem0_qdrant] ", "  names: [example_notes] "))
     before = (clone / "reports/report.md").read_text()
 
     unknown = _repro(clone, None)  # not installed: a params error naming it, nothing written

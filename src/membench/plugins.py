@@ -43,7 +43,8 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "membench.backends.postgres_store",
     ),
     # Real memory systems, driven through their own write path.
-    "systems": ("membench.systems.mem0_system", "membench.systems.langgraph_system"),
+    "systems": ("membench.systems.mem0_system", "membench.systems.langgraph_system",
+                "membench.systems.langmem_system"),
 }
 # What reading params.yaml and building its policies needs: params name an extractor, the
 # policies their stores and retrievers.

@@ -20,6 +20,7 @@ class ChatRequest:
     seed: int
     temperature: float = 0.0
     json_reply: bool = False  # asks for a JSON object (OpenAI's response_format)
+    json_schema: str | None = None  # ... that follows this JSON Schema (canonical JSON)
 
     def body(self, model: str) -> dict[str, Any]:
         """The JSON body of a POST to `{base_url}/chat/completions`."""
@@ -27,8 +28,10 @@ class ChatRequest:
                                              for role, content in self.messages],
                 "temperature": self.temperature, "seed": self.seed,
                 "max_tokens": self.max_tokens}
-        if self.json_reply:
+        if self.json_reply or self.json_schema:
             body["response_format"] = {"type": "json_object"}
+        if self.json_schema:
+            body["response_format"]["schema"] = json.loads(self.json_schema)
         return body
 
 

@@ -1,8 +1,8 @@
 """A LangGraph store as an agent's long-term memory, written through its own API per turn:
 `SqliteStore` in a file under the system's directory, one namespace per user
 (("memories", user_id)), one item per turn, its text indexed for LangGraph's semantic
-search with membench's vectors (no model). No model is needed; LangMem's memory manager
-(which extracts with one) is not run.
+search with membench's vectors (no model). LangMem's memory manager, which writes the
+same store through a model, is membench.systems.langmem_system.
 
 `context` is `store.search(namespace, query=..., limit=k)`; `forget` deletes, with
 `store.delete`, every item of the user that states one of the fact's values; the remedy is
@@ -37,6 +37,7 @@ class LangGraphSqliteMemory(MemorySystem):
     install = INSTALL
     remedies = ("vacuum",)
     DIMENSIONS = 384
+    index_fields: tuple[str, ...] = (FIELD,)  # the value's paths LangGraph embeds
 
     @classmethod
     def check_installed(cls) -> None:
@@ -56,7 +57,8 @@ class LangGraphSqliteMemory(MemorySystem):
         self.store = SqliteStore(self.connection, index={
             # SqliteStore reads "text_fields" (its docstring says "fields", which it ignores
             # and then embeds the whole JSON value); both given, so either reading holds.
-            "dims": self.DIMENSIONS, "fields": [FIELD], "text_fields": [FIELD],
+            "dims": self.DIMENSIONS, "fields": list(self.index_fields),
+            "text_fields": list(self.index_fields),
             "embed": lambda texts: [row.tolist() for row in embed(list(texts))]})
         self.store.setup()
 
@@ -71,13 +73,17 @@ class LangGraphSqliteMemory(MemorySystem):
     def context(self, user_id: str, question: str, k: int) -> list[str]:
         found = self.store.search(self._namespace(user_id), query=question, limit=k)
         ranked = sorted(found, key=lambda item: (-round(float(item.score or 0.0), SCORE_DIGITS),
-                                                 item.value[FIELD]))
-        return [item.value[FIELD] for item in ranked]
+                                                 self.text_of(item.value)))
+        return [self.text_of(item.value) for item in ranked]
+
+    def text_of(self, value: dict) -> str:
+        """An item's text, as the model would be shown it."""
+        return value[FIELD]
 
     def forget(self, request: Forget) -> None:
         namespace = self._namespace(request.user_id)
         for item in self.store.search(namespace, limit=LIST_LIMIT):
-            if any(has(item.value[FIELD], value) for value in request.values):
+            if any(has(self.text_of(item.value), value) for value in request.values):
                 self.store.delete(namespace, item.key)
 
     def apply_remedy(self, remedy: str, user_id: str) -> None:

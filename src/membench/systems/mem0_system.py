@@ -200,7 +200,7 @@ class Mem0Faiss(_Mem0):
                 "embedding_model_dims": self.DIMENSIONS}
 
 
-@register_system(order=30)
+@register_system(order=25)
 class Mem0QdrantInfer(Mem0Qdrant):
     """mem0 as its users run it: every exchange through `Memory.add(..., infer=True)`, its
     model extracting the memories (mem0 2.2.1: added, never updated in place)."""

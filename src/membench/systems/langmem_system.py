@@ -1,0 +1,98 @@
+"""LangMem's memory manager over a LangGraph store (`langmem_sqlite`): the model decides
+what to insert, update and delete, LangMem writes it into a `SqliteStore` under the
+system's directory (one namespace per user). It asks the model (membench's, through the
+systems stage's response cache: membench.systems.chat_model), so it runs only with one.
+
+Each exchange (the user's turn with the assistant's reply) goes to the manager's `invoke`,
+which searches the user's namespace for related memories (membench's vectors), asks the
+model through LangMem's tool calls, and puts or deletes items. `context` searches the
+namespace; `forget` deletes every memory that states one of the fact's values; the remedy
+is VACUUM, as for the plain LangGraph store.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from membench.systems.base import SystemUnavailable, Turn, register_system
+from membench.systems.chat_model import chat_model
+from membench.systems.langgraph_system import LangGraphSqliteMemory
+
+INSTALL = "pip install -e '.[systems]'  (or scripts/install)"
+MODEL_MAX_TOKENS = 160  # of one reply (a list of tool calls)
+# LangMem's items: {"kind": "Memory", "content": {"content": text}}
+MEMORY_FIELD = "content.content"
+
+
+def memory_text(value: dict) -> str:
+    content = value.get("content")
+    if isinstance(content, dict) and isinstance(content.get("content"), str):
+        return content["content"]
+    return json.dumps(content, sort_keys=True)
+
+
+@register_system(order=40)
+class LangMemSqlite(LangGraphSqliteMemory):
+    id, label = "langmem_sqlite", "LangMem memory manager (the model) on a LangGraph SqliteStore"
+    install = INSTALL
+    asks_model = True
+    index_fields = (MEMORY_FIELD,)
+
+    @classmethod
+    def check_installed(cls) -> None:
+        super().check_installed()
+        try:
+            found = importlib.util.find_spec("langmem")
+        except ModuleNotFoundError:
+            found = None
+        if found is None:
+            raise SystemUnavailable(f"langmem is not installed: {INSTALL}")
+
+    def __init__(self, directory: Path, embed) -> None:
+        super().__init__(directory, embed)
+        if self.ask_model is None:
+            raise ValueError("it asks the model: run it through the systems stage "
+                             "(docs/model.md)")
+        from langmem import create_memory_store_manager
+
+        self.manager = create_memory_store_manager(
+            chat_model(self.ask_model, self.model_seed, MODEL_MAX_TOKENS),
+            namespace=("memories", "{langgraph_user_id}"), store=self.store,
+            enable_deletes=True)
+        self.pending: list[Turn] = []
+
+    def observe(self, turn: Turn) -> None:
+        if turn.role == "user":
+            self._flush()
+        self.pending.append(turn)
+        if turn.role == "assistant":
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        turns, self.pending = self.pending, []
+        self.manager.invoke(
+            {"messages": [{"role": t.role, "content": t.text} for t in turns]},
+            config={"configurable": {"langgraph_user_id": turns[0].user_id}})
+
+    def text_of(self, value: dict) -> str:
+        return memory_text(value)
+
+    def context(self, user_id: str, question: str, k: int) -> list[str]:
+        self._flush()
+        return super().context(user_id, question, k)
+
+    def forget(self, request) -> None:
+        self._flush()
+        super().forget(request)
+
+    def apply_remedy(self, remedy: str, user_id: str) -> None:
+        self._flush()
+        super().apply_remedy(remedy, user_id)
+
+    def close(self) -> None:
+        self._flush()
+        super().close()
