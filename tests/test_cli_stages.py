@@ -229,31 +229,6 @@ def test_a_local_model_fills_the_cache_and_a_run_without_it_replays_it(pipeline,
     assert {name: (tmp_path / name).read_bytes() for name in first} == first
 
 
-@pytest.mark.model
-def test_a_local_model_extracts_and_a_run_without_it_replays_the_same_bytes(pipeline, tmp_path,
-                                                                            monkeypatch):
-    """The extraction stage with the LLM extractor and `model.base_url: local` fills its
-    cache; rerun with no model, it writes the same report and cache from the cache alone."""
-    workspace, _ = pipeline
-    params = yaml.safe_load((workspace / "params.yaml").read_text())
-    params["llm_extractor"]["run"] = True
-    params["model"]["base_url"] = "local"
-    (tmp_path / "local.yaml").write_text(yaml.safe_dump(params))
-    params["model"]["base_url"] = ""
-    (tmp_path / "none.yaml").write_text(yaml.safe_dump(params))
-    cache = tmp_path / "cache.jsonl"
-    shutil.copy(workspace / "data/model/extract-responses.jsonl", cache)
-    monkeypatch.chdir(workspace)
-    outputs = {"cache": str(cache), "out": str(tmp_path / "e.json")}
-    filled = stage("extraction", "--params", str(tmp_path / "local.yaml"), **outputs)
-    assert filled.exit_code == 0, filled.output
-    first = {name: (tmp_path / name).read_bytes() for name in ("e.json", "cache.jsonl")}
-    assert json.loads(first["e.json"])["llm"]["turns_read"] > 0
-    replayed = stage("extraction", "--params", str(tmp_path / "none.yaml"), **outputs)
-    assert replayed.exit_code == 0, replayed.output
-    assert {name: (tmp_path / name).read_bytes() for name in first} == first
-
-
 def test_outcomes_hold_one_row_per_policy_form_probe(pipeline):
     workspace, _ = pipeline
     outcomes = pq.read_table(workspace / "data/outcomes.parquet").to_pylist()

@@ -58,6 +58,10 @@ def sweep(built_clone, tmp_path_factory) -> list[dict]:
     # committed cache, so the sweeps run without it, as docs/sweeps.md says.
     text = text.replace("  run: true ", "  run: false", 1)
     assert "  run: false" in text
+    # No memory system: each experiment would replay mem0 (the systems stage reads the seed);
+    # tests/test_pipeline_e2e.py runs it.
+    text = text.replace("  names: [mem0_qdrant] ", "  names: [] ", 1)
+    assert "  names: [] " in text
     params.write_text(text)
     sh(clone, "git", "add", "-A")
     sh(clone, *GIT, "commit", "-qm", "sweep params")  # experiments start from a commit

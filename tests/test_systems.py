@@ -297,3 +297,40 @@ def test_a_system_writing_outside_its_directory_is_named(where, default_run, def
             run_named_systems(p, default_run.scenario, count_tokens, cache, lambda _: None)
     finally:
         SYSTEMS._entries.pop(_Litterer.id)
+
+
+def test_a_system_given_whole_exchanges_writes_each_before_it_is_read(tmp_path):
+    """WritesExchanges: a user turn waits for its reply; a lone turn is written before the
+    next, and before any read, forget, remedy or close."""
+    from membench.systems.base import Forget, WritesExchanges
+
+    class Notes(MemorySystem):
+        id, label, install = "notes", "notes", "-"
+
+        def __init__(self, directory, embed):
+            super().__init__(directory, embed)
+            self.written: list[list[str]] = []
+
+        def observe(self, turn):
+            raise AssertionError("the mixin observes")
+
+        def context(self, user_id, question, k):
+            return [str(len(self.written))]
+
+        def forget(self, request):
+            pass
+
+    class Exchanges(WritesExchanges, Notes):  # as mem0_qdrant_infer and langmem_sqlite
+        def write_exchange(self, turns):
+            self.written.append([t.role for t in turns])
+
+    system = Exchanges(tmp_path, embed)
+    for role in ("user", "assistant", "user", "user"):
+        system.observe(Turn("u", 1, role, "text", 0))
+    assert system.written == [["user", "assistant"], ["user"]]
+    assert system.context("u", "?", 1) == ["3"]  # the waiting turn first
+    system.observe(Turn("u", 2, "user", "forget it", 1))
+    system.forget(Forget("u", "k", ("v",)))
+    assert system.written[-1] == ["user"] and len(system.written) == 4
+    system.close()
+    assert len(system.written) == 4

@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from membench.io.model_cache import keep_cache
 from membench.io.model_client import Endpoint, completer
 from membench.io.model_server import LOCAL, LocalModelServer
-from membench.io.model_cache import keep_cache
 from membench.model.cache import Keep, ResponseCache, answers
 from membench.model.requests import ChatRequest
 from membench.params import ModelParams

@@ -71,6 +71,13 @@ class MemorySystem(ABC):
         """This system, answered by `ask` (the same id, label and remedies)."""
         return type(cls.__name__, (cls,), {"ask_model": staticmethod(ask), "model_seed": seed})
 
+    def model(self) -> AskModel:
+        """The model `with_model` gave; a system that asks one cannot run without it."""
+        if self.ask_model is None:
+            raise ValueError("it asks the model: run it through the systems stage "
+                             "(docs/model.md)")
+        return self.ask_model
+
     def __init__(self, directory: Path, embed: EmbedTexts) -> None:
         """`directory` is the system's own, empty; it writes nothing outside it."""
         self.directory = directory
@@ -99,6 +106,46 @@ class MemorySystem(ABC):
 
     def close(self) -> None:
         """Releases files and handles; the directory is removed by the caller."""
+
+
+class WritesExchanges:
+    """For a system that is given whole exchanges, as model-based managers take them (the
+    user's turn with the assistant's reply): a user turn waits for its reply, and anything
+    still waiting is written before the system is read, told to forget, cured or closed.
+    Mixed in before the MemorySystem class it extends."""
+
+    pending: list[Turn]
+
+    def write_exchange(self, turns: list[Turn]) -> None:
+        raise NotImplementedError
+
+    def observe(self, turn: Turn) -> None:
+        if turn.role == "user":
+            self.flush()
+        self.pending = [*getattr(self, "pending", []), turn]
+        if turn.role == "assistant":
+            self.flush()
+
+    def flush(self) -> None:
+        turns, self.pending = getattr(self, "pending", []), []
+        if turns:
+            self.write_exchange(turns)
+
+    def context(self, user_id: str, question: str, k: int) -> list[str]:
+        self.flush()
+        return super().context(user_id, question, k)  # type: ignore[misc]
+
+    def forget(self, request: Forget) -> None:
+        self.flush()
+        super().forget(request)  # type: ignore[misc]
+
+    def apply_remedy(self, remedy: str, user_id: str) -> None:
+        self.flush()
+        super().apply_remedy(remedy, user_id)  # type: ignore[misc]
+
+    def close(self) -> None:
+        self.flush()
+        super().close()  # type: ignore[misc]
 
 
 SystemClass = type[MemorySystem]

@@ -16,7 +16,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from membench.systems.base import SystemUnavailable, Turn, register_system
+from membench.systems.base import SystemUnavailable, Turn, WritesExchanges, register_system
 from membench.systems.chat_model import chat_model
 from membench.systems.langgraph_system import LangGraphSqliteMemory
 
@@ -34,7 +34,7 @@ def memory_text(value: dict) -> str:
 
 
 @register_system(order=40)
-class LangMemSqlite(LangGraphSqliteMemory):
+class LangMemSqlite(WritesExchanges, LangGraphSqliteMemory):
     id, label = "langmem_sqlite", "LangMem memory manager (the model) on a LangGraph SqliteStore"
     install = INSTALL
     asks_model = True
@@ -52,47 +52,17 @@ class LangMemSqlite(LangGraphSqliteMemory):
 
     def __init__(self, directory: Path, embed) -> None:
         super().__init__(directory, embed)
-        if self.ask_model is None:
-            raise ValueError("it asks the model: run it through the systems stage "
-                             "(docs/model.md)")
         from langmem import create_memory_store_manager
 
         self.manager = create_memory_store_manager(
-            chat_model(self.ask_model, self.model_seed, MODEL_MAX_TOKENS),
+            chat_model(self.model(), self.model_seed, MODEL_MAX_TOKENS),
             namespace=("memories", "{langgraph_user_id}"), store=self.store,
             enable_deletes=True)
-        self.pending: list[Turn] = []
 
-    def observe(self, turn: Turn) -> None:
-        if turn.role == "user":
-            self._flush()
-        self.pending.append(turn)
-        if turn.role == "assistant":
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self.pending:
-            return
-        turns, self.pending = self.pending, []
+    def write_exchange(self, turns: list[Turn]) -> None:
         self.manager.invoke(
             {"messages": [{"role": t.role, "content": t.text} for t in turns]},
             config={"configurable": {"langgraph_user_id": turns[0].user_id}})
 
     def text_of(self, value: dict) -> str:
         return memory_text(value)
-
-    def context(self, user_id: str, question: str, k: int) -> list[str]:
-        self._flush()
-        return super().context(user_id, question, k)
-
-    def forget(self, request) -> None:
-        self._flush()
-        super().forget(request)
-
-    def apply_remedy(self, remedy: str, user_id: str) -> None:
-        self._flush()
-        super().apply_remedy(remedy, user_id)
-
-    def close(self) -> None:
-        self._flush()
-        super().close()

@@ -36,6 +36,7 @@ from membench.systems.base import (
     MemorySystem,
     SystemUnavailable,
     Turn,
+    WritesExchanges,
     register_system,
 )
 
@@ -201,7 +202,7 @@ class Mem0Faiss(_Mem0):
 
 
 @register_system(order=25)
-class Mem0QdrantInfer(Mem0Qdrant):
+class Mem0QdrantInfer(WritesExchanges, Mem0Qdrant):
     """mem0 as its users run it: every exchange through `Memory.add(..., infer=True)`, its
     model extracting the memories (mem0 2.2.1: added, never updated in place)."""
     id, label = "mem0_qdrant_infer", "mem0, infer=True (its own extraction, the model), local Qdrant"
@@ -209,40 +210,9 @@ class Mem0QdrantInfer(Mem0Qdrant):
 
     def __init__(self, directory: Path, embed) -> None:
         super().__init__(directory, embed)
-        if self.ask_model is None:
-            raise ValueError("it asks the model: run it through the systems stage "
-                             "(docs/model.md)")
-        self.memory.llm = StoryDatedChat(self.ask_model, self.model_seed)
-        self.pending: list[Turn] = []
+        self.memory.llm = StoryDatedChat(self.model(), self.model_seed)
 
-    def observe(self, turn: Turn) -> None:
-        """A user turn waits for its reply: mem0 is given the exchange, as its docs show."""
-        if turn.role == "user":
-            self._flush()
-        self.pending.append(turn)
-        if turn.role == "assistant":
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self.pending:
-            return
-        turns, self.pending = self.pending, []
+    def write_exchange(self, turns: list[Turn]) -> None:
         self.memory.llm.day = turns[-1].day
         self.memory.add([{"role": t.role, "content": t.text} for t in turns],
                         user_id=turns[0].user_id, infer=True, metadata={"day": turns[0].day})
-
-    def context(self, user_id: str, question: str, k: int) -> list[str]:
-        self._flush()
-        return super().context(user_id, question, k)
-
-    def forget(self, request: Forget) -> None:
-        self._flush()
-        super().forget(request)
-
-    def apply_remedy(self, remedy: str, user_id: str) -> None:
-        self._flush()
-        super().apply_remedy(remedy, user_id)
-
-    def close(self) -> None:
-        self._flush()
-        super().close()
