@@ -150,6 +150,7 @@ def test_an_interrupted_run_keeps_every_answer_it_received(server, tmp_path):
     assert len(read_cache(where)) == 2 and not list(where.parent.glob(".*tmp"))
 
 
+@pytest.mark.slow  # mem0's ~8,600-token prompt: minutes on 2 busy cores
 @pytest.mark.parametrize("name", ["mem0_qdrant_infer", "langmem_sqlite"])
 def test_a_system_writing_through_the_model_replays_from_the_cache(server, default_params,
                                                                    default_run, tmp_path,
