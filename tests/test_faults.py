@@ -339,9 +339,10 @@ SEED = 25  # the issue's number: the same random points on every run
 
 @pytest.mark.slow
 def test_signals_at_random_points_of_dvc_repro_lose_nothing(built_clone, built_clone_copy):
-    """One trial per run (the seed picks the moment and the signal): `dvc repro --force` of a warm clone, its process group sent SIGTERM or
-    SIGINT after a seeded random share of an uninterrupted run's time (a CI runner's cancel), then a second signal a
-    second later. Each: exit non-zero, no process naming its TMPDIR, its TMPDIR empty,
+    """One trial (the seed picks the moment and the signal): `dvc repro --force` of a warm
+    clone, its process group sent SIGTERM or SIGINT after a seeded random share of an
+    uninterrupted run's time (a CI runner's cancel), then a second signal a second later:
+    exit non-zero, no process naming its TMPDIR, its TMPDIR empty,
     every output either absent or whole (the committed bytes, never a partial file); then
     a plain `dvc repro` succeeds and every output and dvc.lock are the committed bytes."""
     clone = built_clone_copy
