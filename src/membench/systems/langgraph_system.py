@@ -39,15 +39,17 @@ class LangGraphSqliteMemory(MemorySystem):
     DIMENSIONS = 384
     index_fields: tuple[str, ...] = (FIELD,)  # the value's paths LangGraph embeds
 
+    required_modules: tuple[str, ...] = ("langgraph.store.sqlite", "sqlite_vec")
+
     @classmethod
     def check_installed(cls) -> None:
-        for module in ("langgraph.store.sqlite", "sqlite_vec"):
+        for module in cls.required_modules:
             try:
                 found = importlib.util.find_spec(module)
             except ModuleNotFoundError:
                 found = None
             if found is None:
-                raise SystemUnavailable(f"{module} is not installed: {INSTALL}")
+                raise SystemUnavailable(f"{module} is not installed: {cls.install}")
 
     def __init__(self, directory: Path, embed) -> None:
         super().__init__(directory, embed)

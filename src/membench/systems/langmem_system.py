@@ -12,11 +12,10 @@ is VACUUM, as for the plain LangGraph store.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-from membench.systems.base import SystemUnavailable, Turn, WritesExchanges, register_system
+from membench.systems.base import Turn, WritesExchanges, register_system
 from membench.systems.chat_model import chat_model
 from membench.systems.langgraph_system import LangGraphSqliteMemory
 
@@ -39,16 +38,7 @@ class LangMemSqlite(WritesExchanges, LangGraphSqliteMemory):
     install = INSTALL
     asks_model = True
     index_fields = (MEMORY_FIELD,)
-
-    @classmethod
-    def check_installed(cls) -> None:
-        super().check_installed()
-        try:
-            found = importlib.util.find_spec("langmem")
-        except ModuleNotFoundError:
-            found = None
-        if found is None:
-            raise SystemUnavailable(f"langmem is not installed: {INSTALL}")
+    required_modules = (*LangGraphSqliteMemory.required_modules, "langmem")
 
     def __init__(self, directory: Path, embed) -> None:
         super().__init__(directory, embed)
