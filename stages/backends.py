@@ -7,9 +7,7 @@ and stop it when done; a backend that cannot run here fails the stage with its r
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -32,6 +30,7 @@ from membench.commands.common import (
     progress,
 )
 from membench.commands.parameters import read_params
+from membench.execution.executor import executor
 from membench.io.at_rest import backend_files
 from membench.io.backend_tables import (
     at_rest_table,
@@ -48,6 +47,7 @@ from membench.memory.stores import STORES
 from membench.params import ParamsError
 from membench.plugins import load_plugins
 from membench.retrieval.retrievers import IndexCache
+from membench.scenario.model import Scenario
 
 ParityFile = Annotated[Path, typer.Option("--parity", help="Outcome parity (Parquet).")]
 RankingsFile = Annotated[Path, typer.Option("--rankings", help="Native rankings (Parquet).")]
@@ -56,8 +56,6 @@ SummaryFile = Annotated[Path, typer.Option("--summary", help="The report's table
 CostsFile = Annotated[Path, typer.Option(
     "--costs", help="Remedies' time and bytes (JSON; machine-dependent, not committed).")]
 
-
-WORKERS = 2  # backends run at once
 
 
 def _check(names, stores) -> None:
@@ -69,6 +67,45 @@ def _check(names, stores) -> None:
     if unknown:
         raise ParamsError(f"backends.stores: unknown store(s) {unknown}; "
                           f"known: {', '.join(STORES)}")
+
+
+@dataclass(frozen=True)
+class BackendInputs:
+    """What every backend's run reads, sent once to wherever backends run."""
+
+    scenario: Scenario
+    records: tuple
+    policies: tuple
+    stores: tuple[str, ...]
+    vectors: dict
+    memory: object
+
+
+def run_one_backend(inputs: BackendInputs, name: str) -> tuple[list[ParityRow], BackendAudit]:
+    """One backend replayed, in a private directory of its own; the parity rows at once, so
+    that no backend's contexts outlive its run."""
+    load_plugins("backends")  # on a worker too: plugin backends register on import
+    progress(f"backend {name}: {len(inputs.stores)} stores, {len(inputs.policies)} policies")
+    embed = Embed(IndexCache(None, inputs.vectors).vector,
+                  len(next(iter(inputs.vectors.values()))))
+    workdir = private_dir(f"backend-{name}")  # 0700; removed however the run ends
+    try:
+        with native_temp_inside(workdir):
+            backend_run = run_backend(name, BACKENDS[name], inputs.scenario, inputs.records,
+                                      inputs.policies, inputs.stores, embed,
+                                      IndexCache(None, inputs.vectors), workdir,
+                                      backend_files, ScanCache(), progress)
+    except (BackendUnavailableError, ImportError) as error:
+        raise ValueError(f"backend {name} cannot run here: {error}") from error
+    except Exception as error:
+        if not store_failed(BACKENDS[name], error):
+            raise
+        reason = str(error).strip().partition("\n")[0] or type(error).__name__
+        raise ValueError(f"backend {name} failed: {reason}") from error
+    finally:
+        remove(workdir)  # the stores' files; each server removed its own directory
+    return (parity_rows(name, backend_run.result.outcomes, inputs.memory),
+            backend_run.audit())
 
 
 @fails_cleanly
@@ -84,54 +121,18 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
     built = read_scenario(scenario)
     fact_records = records_from_table(read_parquet(records))
     vectors = vectors_from_table(read_parquet(embeddings), p.embedding.model)
-    indexes = IndexCache(None, vectors)
-    embed = Embed(indexes.vector, len(next(iter(vectors.values()))))
     policies = [policy for policy in build_policies(p.policies)
                 if set(policy.stores) <= set(stores)]
     memory = memory_index_from_parquet(outcomes, [policy.id for policy in policies])
     parity_out, rankings_out, at_rest_out, costs_out = [], [], [], []
-    cache = ScanCache()  # one file is scanned once per needle in the whole stage run
-    stopping = threading.Event()
-
-    def said(message: str) -> None:
-        """Progress, and where a running backend stops once the stage is interrupted."""
-        if stopping.is_set():
-            raise RuntimeError("the backends stage was interrupted")
-        progress(message)
-
-    def run(name: str, workdir: Path) -> tuple[list[ParityRow], BackendAudit]:
-        """The parity rows at once, so that no backend's contexts outlive its run."""
-        said(f"backend {name}: {len(stores)} stores, {len(policies)} policies")
-        try:
-            backend_run = run_backend(name, BACKENDS[name], built, fact_records, policies,
-                                      stores, embed, IndexCache(None, vectors), workdir,
-                                      backend_files, cache, said)
-        except (BackendUnavailableError, ImportError) as error:
-            raise ValueError(f"backend {name} cannot run here: {error}") from error
-        except Exception as error:
-            if not store_failed(BACKENDS[name], error):
-                raise
-            reason = str(error).strip().partition("\n")[0] or type(error).__name__
-            raise ValueError(f"backend {name} failed: {reason}") from error
-        return parity_rows(name, backend_run.result.outcomes, memory), backend_run.audit()
-
-    workdir = private_dir("backends")  # 0700; removed however the stage ends
-    try:
-        # Backends are independent: two at a time overlap one's waits (a server's round
-        # trips, the disk) with the other's work. Started from the end of the list (the
-        # default one ends with the longest: LanceDB and the servers), so the short ones
-        # fill in; results are taken in the list's order.
-        with native_temp_inside(workdir), ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            started = {name: pool.submit(run, name, workdir) for name in reversed(names)}
-            try:
-                runs = [started[name].result() for name in names]
-            except BaseException:
-                stopping.set()  # the running ones stop at their next probe day
-                for future in started.values():
-                    future.cancel()  # those not started yet
-                raise
-    finally:
-        remove(workdir)  # the stores' files; each server removed its own directory
+    inputs = BackendInputs(built, tuple(fact_records), tuple(policies), tuple(stores),
+                           vectors, memory)
+    # Backends are independent units (membench.execution): each on a worker of its own
+    # when there are several. Started from the end of the list (the default one ends with
+    # the longest: LanceDB and the servers), so the short ones fill in; results are taken
+    # in the list's order.
+    with executor("backends", len(names), progress) as units:
+        runs = units.map(run_one_backend, inputs, names[::-1], label="backends")[::-1]
     for backend_parity, backend_audit in runs:
         parity_out += backend_parity
         rankings_out += backend_audit.rankings

@@ -69,7 +69,6 @@ def make_workspace(target: Path, backends: list[str], stores: list[str],
     params["backends"]["names"] = backends
     params["backends"]["stores"] = stores
     params["multiseed"]["seeds"] = seeds
-    params["multiseed"]["workers"] = 2
     (target / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     (target / "fake").mkdir()
     (target / "fake" / "sitecustomize.py").write_text(HASH_VECTORS, encoding="utf-8")

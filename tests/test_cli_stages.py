@@ -269,7 +269,6 @@ BAD_PARAMS = [
     ({"report__measured": "yesterday"}, "report.measured"),
     ({"multiseed__seeds": []}, "multiseed.seeds"),
     ({"multiseed__seeds": [1, 1]}, "multiseed.seeds"),
-    ({"multiseed__workers": 0}, "multiseed.workers"),
 ]
 
 

@@ -50,7 +50,6 @@ class ScenarioParams:
 @dataclass(frozen=True)
 class MultiseedParams:
     seeds: tuple[int, ...]  # the multi-seed stage's seeds, in report order
-    workers: int  # processes that run seeds side by side
 
 
 @dataclass(frozen=True)
@@ -155,7 +154,7 @@ def parse_params(data: Any, known_extractors: set[str]) -> Params:
         PolicySettings(p.window_exchanges, p.retrieval_top_k, p.hybrid_top_k,
                        p.same_topic_threshold),
         f.report.measured,
-        MultiseedParams(tuple(f.multiseed.seeds), f.multiseed.workers),
+        MultiseedParams(tuple(f.multiseed.seeds)),
         EmbeddingParams(f.embedding.model, f.embedding.batch_size),
         _generate(f.generate), extraction,
         SweepParams(tuple(f.extraction_sweep.rates), tuple(f.extraction_sweep.seeds)),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from membench.extraction.params import ConsolidationSection, NoiseSection, Seed, Share, SweepSection
 from membench.validation import Section, unique
@@ -95,7 +95,15 @@ class EmbeddingSection(Section):
 class MultiseedSection(Section):
     seeds: list[Seed] = Field(min_length=1, description="seeds of the multi-seed stage, "
                                                         "in report order")
-    workers: Count = Field(description="processes running those seeds side by side")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_workers(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "workers" in data:
+            raise ValueError("workers is no longer a param: where the seeds run is "
+                             "MEMBENCH_WORKERS or Dask's configuration "
+                             "(docs/cluster.md)")
+        return data
 
     @field_validator("seeds")
     @classmethod

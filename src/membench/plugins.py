@@ -61,7 +61,18 @@ def load_plugins(*kinds: str, modules: Iterable[str] = ()) -> None:
     for kind in kinds or BUILT_IN:
         for module in BUILT_IN[kind]:
             importlib.import_module(module)
+            _loaded[module] = None
     for module in modules:
         importlib.import_module(module)
+        _loaded[module] = None
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
         entry_point.load()
+
+
+_loaded: dict[str, None] = {}  # the modules load_plugins imported here, in order
+
+
+def loaded_plugins() -> tuple[str, ...]:
+    """What load_plugins imported in this process: a worker imports the same before it runs
+    a unit, so its registries hold what the stage's do (membench.execution)."""
+    return tuple(_loaded)

@@ -1,0 +1,174 @@
+"""Runs a stage's units where `placement_for` says, and gives back their results in the
+units' order, so the outputs are the same bytes wherever they ran.
+
+A unit is `function(shared, unit)`: `function` importable (a module's top level), `shared`
+the inputs every unit reads, sent once. On a cluster a worker that dies is replaced (a
+LocalCluster's nanny restarts it) and its units rerun; a unit that kills
+`distributed.scheduler.allowed-failures` workers stops the stage."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from membench.execution.errors import ClusterError
+from membench.execution.placement import Placement, configured_workers, placement_for
+from membench.plugins import loaded_plugins
+
+U = TypeVar("U")
+R = TypeVar("R")
+Say = Callable[[str], None]
+
+SMALL_WORK_SECONDS = 10.0  # less than this in this process: no cluster is started
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    return f"{seconds // 60} min {seconds % 60} s" if seconds >= 60 else f"{seconds} s"
+
+
+class _Progress:
+    """One line per finished unit: how many, the elapsed time, an estimate of the rest."""
+
+    def __init__(self, label: str, total: int, say: Say) -> None:
+        self.label, self.total, self.say = label, total, say
+        self.done, self.start = 0, time.monotonic()
+
+    def finished(self, name: str) -> None:
+        self.done += 1
+        elapsed = time.monotonic() - self.start
+        left = elapsed / self.done * (self.total - self.done)
+        rest = f", about {_duration(left)} left" if self.done < self.total else ""
+        self.say(f"{self.label}: {self.done}/{self.total} done ({name}), "
+                 f"{_duration(elapsed)}{rest}")
+
+
+class InProcess:
+    """Units one after another in this process."""
+
+    placement = Placement()
+
+    def __init__(self, say: Say) -> None:
+        self.say = say
+
+    def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
+            label: str, name: Callable[[U], str] = str,
+            progress: _Progress | None = None) -> list[R]:
+        progress = progress or _Progress(label, len(units), self.say)
+        results = []
+        for unit in units:
+            results.append(function(shared, unit))
+            progress.finished(name(unit))
+        return results
+
+
+def _shared(value: Any) -> Any:
+    return value
+
+
+def _in_worker(plugins: tuple[str, ...], function: Callable[[Any, U], R], shared: Any,
+               unit: U) -> R:
+    """A unit on a worker, its registries filled as the stage's were."""
+    from membench.plugins import CORE_KINDS, load_plugins
+
+    load_plugins(*CORE_KINDS, modules=plugins)  # imported once per worker process
+    return function(shared, unit)
+
+
+class OnDask:
+    """Units as tasks of a distributed Client; the shared inputs one task every unit
+    depends on (held by the scheduler, so recomputed if the worker holding it dies)."""
+
+    def __init__(self, client: Any, placement: Placement, say: Say) -> None:
+        self.client, self.placement, self.say = client, placement, say
+
+    def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
+            label: str, name: Callable[[U], str] = str,
+            progress: _Progress | None = None) -> list[R]:
+        import uuid
+        import warnings
+
+        from distributed import as_completed
+        from distributed.scheduler import KilledWorker
+
+        run = uuid.uuid4().hex[:12]
+        with warnings.catch_warnings():  # the shared inputs are large by design
+            warnings.filterwarnings("ignore", message=".*[Ll]arge object.*")
+            warnings.filterwarnings("ignore", message=".*task graph.*")
+            inputs = self.client.submit(_shared, shared, key=f"{label}-inputs-{run}",
+                                        pure=False)
+            plugins = loaded_plugins()
+            futures = [self.client.submit(_in_worker, plugins, function, inputs, unit,
+                                          pure=False,
+                                          key=f"{label}-{index}-{run}")
+                       for index, unit in enumerate(units)]
+        names = {future.key: name(unit) for future, unit in zip(futures, units)}
+        progress = progress or _Progress(label, len(units), self.say)
+        try:
+            for future in as_completed(futures):
+                if future.status == "error":
+                    future.result()  # raises the unit's own exception
+                progress.finished(names[future.key])
+            return [future.result() for future in futures]
+        except KilledWorker as error:
+            raise ClusterError(f"{label}: a unit ended every worker that ran it ({error}); "
+                               f"nothing was written") from None
+        finally:
+            self.client.cancel(futures + [inputs], force=True)
+
+
+class Measured:
+    """The machine's own cores, unless the work is small: the first unit runs here, and a
+    private cluster starts for the rest only if they would take SMALL_WORK_SECONDS or
+    more at its pace (a cluster's start costs a few seconds)."""
+
+    def __init__(self, workers: int, say: Say) -> None:
+        self.workers, self.say = workers, say
+        self.placement = Placement()
+
+    def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
+            label: str, name: Callable[[U], str] = str) -> list[R]:
+        progress = _Progress(label, len(units), self.say)
+        here = InProcess(self.say)
+        started = time.monotonic()
+        results = here.map(function, shared, units[:1], label=label, name=name,
+                           progress=progress)
+        rest = units[1:]
+        if (time.monotonic() - started) * len(rest) < SMALL_WORK_SECONDS or len(rest) < 2:
+            return results + here.map(function, shared, rest, label=label, name=name,
+                                      progress=progress)
+        from membench.execution.local import local_client
+
+        workers = min(self.workers, len(rest))
+        with local_client(workers) as client:
+            self.placement = Placement(workers=workers)
+            self.say(f"{label}: {len(rest)} more units on {self.placement.describe()}")
+            return results + OnDask(client, self.placement, self.say).map(
+                function, shared, rest, label=label, name=name, progress=progress)
+
+
+@contextlib.contextmanager
+def executor(label: str, units: int, say: Say) -> Iterator[InProcess | OnDask]:
+    """Where `units` units of `label` run; the private cluster, if one was started, is
+    stopped however the block ends."""
+    placement = placement_for(units)
+    if not placement.existing and not placement.workers:
+        yield InProcess(say)
+        return
+    if not placement.existing and configured_workers() is None:
+        yield Measured(placement.workers, say)
+        return
+    if placement.existing:
+        from membench.execution.existing import connected
+
+        with connected(placement) as client:
+            say(f"{label}: {units} units on {placement.describe()}")
+            yield OnDask(client, placement, say)
+        return
+    from membench.execution.local import local_client
+
+    with local_client(placement.workers) as client:
+        say(f"{label}: {units} units on {placement.describe()}")
+        yield OnDask(client, placement, say)
