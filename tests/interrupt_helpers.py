@@ -96,8 +96,9 @@ def stage_env(workspace: Path, tmp: Path) -> dict[str, str]:
     return {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": path, "DVC_NO_ANALYTICS": "1"}
 
 
-def run_stage(workspace: Path, name: str, tmp: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(stage_command(name), cwd=workspace, env=stage_env(workspace, tmp),
+def run_stage(workspace: Path, name: str, tmp: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(stage_command(name), cwd=workspace,
+                          env={**stage_env(workspace, tmp), **env},
                           capture_output=True, text=True, timeout=900, check=False)
 
 

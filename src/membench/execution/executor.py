@@ -107,7 +107,7 @@ class OnDask:
         names = {future.key: name(unit) for future, unit in zip(futures, units)}
         progress = progress or _Progress(label, len(units), self.say)
         try:
-            for future in as_completed(futures):
+            for future in as_completed(futures, loop=self.client.loop):
                 if future.status == "error":
                     future.result()  # raises the unit's own exception
                 progress.finished(names[future.key])

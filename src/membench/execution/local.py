@@ -48,6 +48,7 @@ class _WorkerOfThisStage:
 
 @contextlib.contextmanager
 def local_client(workers: int) -> Iterator[Any]:
+    import dask.config
     from distributed import Client, LocalCluster
     from distributed.diagnostics.plugin import WorkerPlugin
     from distributed.security import Security
@@ -59,11 +60,12 @@ def local_client(workers: int) -> Iterator[Any]:
     cluster = client = None
     try:
         security = Security.temporary()
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-            protocol="tls://", security=security, dashboard_address=None,
-            local_directory=str(directory), silence_logs=50,
-            worker_dashboard_address=None)
+        with dask.config.set({"temporary-directory": str(directory)}):  # the scheduler's
+            cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                protocol="tls://", security=security, dashboard_address=None,
+                local_directory=str(directory), silence_logs=50,
+                worker_dashboard_address=None)
         client = Client(cluster, security=security)
         client.register_plugin(plugin)
         client.wait_for_workers(workers, timeout=WORKER_START_TIMEOUT)

@@ -1,0 +1,214 @@
+"""Where a stage's units run (membench.execution): the same results in this process, on a
+private LocalCluster of one or two workers and on an existing cluster; a worker killed
+mid-unit is replaced and its unit rerun; an unreachable scheduler or a worker with other
+versions stops before any work. Real Dask processes throughout, never a mock."""
+
+from __future__ import annotations
+
+import operator
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import dask.config
+import pytest
+
+from membench.execution.errors import ClusterError
+from membench.execution.executor import InProcess, Measured, OnDask, executor
+from membench.execution.identity import mismatch, process_identity
+from membench.execution.placement import Placement, placement_for
+
+
+def square_plus(offset: int, unit: int) -> int:
+    return unit * unit + offset
+
+
+def fails_on_three(offset: int, unit: int) -> int:
+    if unit == 3:
+        raise ValueError("unit 3 is bad")
+    return unit
+
+
+def slow_unit(directory: str, unit: int) -> tuple[int, int]:
+    """Leaves one file per attempt (named by unit and pid), then takes a while."""
+    Path(directory, f"{unit}-{os.getpid()}-{time.monotonic_ns()}").touch()
+    time.sleep(1.5)
+    return unit, unit * 10
+
+
+@pytest.fixture
+def no_cluster_configured(monkeypatch):
+    monkeypatch.delenv("MEMBENCH_WORKERS", raising=False)
+    with dask.config.set({"scheduler-address": None, "scheduler-file": None}):
+        yield monkeypatch
+
+
+def test_placement_comes_from_the_environment_never_from_params(no_cluster_configured):
+    monkeypatch = no_cluster_configured
+    monkeypatch.setenv("MEMBENCH_WORKERS", "0")
+    assert placement_for(8) == Placement()
+    monkeypatch.setenv("MEMBENCH_WORKERS", "3")
+    assert placement_for(8) == Placement(workers=3)
+    assert placement_for(2) == Placement(workers=2)  # never more workers than units
+    monkeypatch.setenv("MEMBENCH_WORKERS", "two")
+    with pytest.raises(ValueError, match="MEMBENCH_WORKERS='two'"):
+        placement_for(8)
+    monkeypatch.delenv("MEMBENCH_WORKERS")
+    assert placement_for(1) == Placement()  # one unit: no cluster
+    with dask.config.set({"scheduler-address": "tcp://10.0.0.1:8786"}):
+        assert placement_for(8).existing and placement_for(8).address == "tcp://10.0.0.1:8786"
+
+
+def test_small_work_stays_in_this_process(no_cluster_configured, monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    lines = []
+    with executor("demo", 4, lines.append) as units:
+        assert isinstance(units, Measured)
+        assert units.map(square_plus, 1, [1, 2, 3, 4], label="demo") == [2, 5, 10, 17]
+        assert units.placement == Placement()  # no cluster was started
+    assert lines[-1].startswith("demo: 4/4 done (4)")
+
+
+@pytest.mark.parametrize("workers", ["0", "1", "2"])
+def test_results_are_the_same_in_process_and_on_one_or_two_workers(
+        no_cluster_configured, workers):
+    no_cluster_configured.setenv("MEMBENCH_WORKERS", workers)
+    lines = []
+    with executor("demo", 5, lines.append) as units:
+        assert isinstance(units, InProcess if workers == "0" else OnDask)
+        assert units.map(square_plus, 7, [5, 4, 3, 2, 1], label="demo") == [32, 23, 16, 11, 8]
+        with pytest.raises(ValueError, match="unit 3 is bad"):  # the unit's own error
+            units.map(fails_on_three, 0, [1, 2, 3], label="demo")
+    assert sum("done" in line for line in lines) >= 5
+
+
+def test_a_worker_killed_mid_unit_is_replaced_and_the_unit_rerun(
+        no_cluster_configured, tmp_path):
+    no_cluster_configured.setenv("MEMBENCH_WORKERS", "2")
+    killed: list[int] = []
+
+    def kill_the_worker_running_unit_two() -> None:
+        deadline = time.monotonic() + 120
+        while not killed and time.monotonic() < deadline:
+            for attempt in tmp_path.glob("2-*"):
+                pid = int(attempt.name.split("-")[1])
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                break
+            time.sleep(0.05)
+
+    with executor("demo", 4, lambda line: None) as units:
+        killer = threading.Thread(target=kill_the_worker_running_unit_two)
+        killer.start()
+        results = units.map(slow_unit, str(tmp_path), [1, 2, 3, 4], label="demo")
+        killer.join()
+    assert results == [(1, 10), (2, 20), (3, 30), (4, 40)]
+    assert killed
+    attempts = sorted(path.name.split("-")[1] for path in tmp_path.glob("2-*"))
+    assert len(attempts) >= 2 and str(killed[0]) in attempts  # killed, then run again
+
+
+def test_identities_differ_by_the_first_package_that_differs():
+    ours = process_identity()
+    assert ours["membench"] and len(ours["membench source"]) == 16
+    assert {"pyarrow", "numpy", "tiktoken", "dask", "distributed"} <= set(ours)
+    assert mismatch(ours, dict(ours)) is None
+    assert mismatch(ours, {**ours, "pyarrow": "25.0.0"}) == \
+        f"pyarrow 25.0.0 (this client: {ours['pyarrow']})"
+    theirs = {k: v for k, v in ours.items() if k != "numpy"}
+    assert mismatch(ours, theirs) == f"numpy not installed (this client: {ours['numpy']})"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_an_unreachable_scheduler_is_one_line_naming_its_address(no_cluster_configured):
+    address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
+    with dask.config.set({"scheduler-address": address}):
+        with pytest.raises(ClusterError) as raised:
+            with executor("demo", 3, lambda line: None):
+                pytest.fail("no work may start")
+    message = str(raised.value)
+    assert message.startswith(f"cannot reach the Dask scheduler at {address}: ")
+    assert "\n" not in message
+
+
+@pytest.fixture(scope="module")
+def existing_cluster(tmp_path_factory):
+    """A real scheduler and two real workers, as `dask scheduler` and `dask worker` start
+    them: one like this client, one whose pyarrow reports another version (an installed
+    distribution's metadata found first on its path)."""
+    root = tmp_path_factory.mktemp("cluster")
+    other = root / "other"
+    (other / "pyarrow-25.0.0.dist-info").mkdir(parents=True)
+    (other / "pyarrow-25.0.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: pyarrow\nVersion: 25.0.0\n")
+    scheduler_file = root / "scheduler.json"
+    env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    started = [subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)]
+    try:
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert scheduler_file.exists(), "the scheduler did not start"
+
+        def worker(name: str, path: str) -> subprocess.Popen:
+            return subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                 str(scheduler_file), "--name", name, "--nthreads", "1", "--no-nanny",
+                 "--no-dashboard", "--host", "127.0.0.1"],
+                env={**env, "PYTHONPATH": os.pathsep.join(
+                    filter(None, [path, os.environ.get("PYTHONPATH", "")]))},
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        yield scheduler_file, worker, str(other)
+    finally:
+        for process in started:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _workers(scheduler_file: Path, count: int) -> None:
+    from distributed import Client
+
+    with Client(scheduler_file=str(scheduler_file), timeout="30s") as client:
+        client.wait_for_workers(count, timeout=60)
+
+
+def test_an_existing_cluster_runs_the_units_then_a_worker_of_another_version_stops_it(
+        no_cluster_configured, existing_cluster):
+    scheduler_file, start_worker, other_path = existing_cluster
+    same = start_worker("same", "")
+    try:
+        _workers(scheduler_file, 1)
+        with dask.config.set({"scheduler-file": str(scheduler_file)}):
+            with executor("demo", 3, lambda line: None) as units:
+                assert isinstance(units, OnDask) and units.placement.existing
+                # a function the workers can import (they have membench, not tests/)
+                assert units.map(operator.add, 1, [3, 2, 1], label="demo") == [4, 3, 2]
+            other = start_worker("other", other_path)
+            try:
+                _workers(scheduler_file, 2)
+                with pytest.raises(ClusterError) as raised:
+                    with executor("demo", 3, lambda line: None):
+                        pytest.fail("no work may start")
+            finally:
+                os.killpg(other.pid, signal.SIGKILL)
+                other.wait()
+    finally:
+        os.killpg(same.pid, signal.SIGKILL)
+        same.wait()
+    message = str(raised.value)
+    assert message.startswith("worker tcp://127.0.0.1:") and "\n" not in message
+    assert f"runs pyarrow 25.0.0 (this client: {process_identity()['pyarrow']})" in message
