@@ -37,9 +37,13 @@ def test_default_seed_counts_equal_the_full_bench(inputs, default_run, ids):
         ResultsTable(default_run.result).counts(ids)
 
 
-def test_two_workers_give_the_one_worker_result(inputs):
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_dask_workers_give_the_in_process_result(inputs, monkeypatch, workers):
     seeds = (3, 5)
-    assert run_seeds(inputs, seeds, 2) == run_seeds(inputs, seeds, 1)
+    monkeypatch.setenv("MEMBENCH_WORKERS", "0")
+    here = run_seeds(inputs, seeds)
+    monkeypatch.setenv("MEMBENCH_WORKERS", workers)
+    assert run_seeds(inputs, seeds) == here
 
 
 def _counts(ids, current: int) -> dict:

@@ -12,7 +12,6 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from membench.execution.errors import ClusterError
 from membench.io.model_client import ModelError
 from membench.params import ParamsError
 from membench.retrieval.embedding import ModelUnavailableError
@@ -40,9 +39,9 @@ VocabularyFile = Annotated[Path | None, typer.Option(
 # Errors that mean "the inputs are wrong", reported as one clear line and exit code 1. Every
 # input error membench raises is a ValueError (a scenario, corpus, vocabulary, import file
 # or key problem); a missing embedding model is a ModelUnavailableError, a model endpoint
-# that fails for good (or a local server that cannot start) a ModelError; a Dask cluster
-# that cannot be reached, runs other versions or lost a unit for good, a ClusterError.
-INPUT_ERRORS = (ModelUnavailableError, ModelError, ClusterError, FileNotFoundError, ValueError)
+# that fails for good (or a local server that cannot start) a ModelError. A Dask cluster
+# that cannot be used is a ClusterError, a ValueError (membench.execution.errors).
+INPUT_ERRORS = (ModelUnavailableError, ModelError, FileNotFoundError, ValueError)
 
 # Errors that mean "this machine cannot hold the outputs" (a full disk or quota, a read-only
 # or forbidden directory): one line naming the file too, not a library's traceback.

@@ -1,6 +1,7 @@
-"""Why a stage could not run its units (light: imported by every command)."""
+"""Why a stage could not run its units."""
 
 
-class ClusterError(RuntimeError):
-    """The cluster cannot be used (unreachable, other versions) or lost a unit for good;
-    reported as one line, before any output is written."""
+class ClusterError(ValueError):
+    """The cluster Dask's configuration names cannot be used (unreachable, other versions)
+    or lost a unit for good. A ValueError like every bad input: the stage reports it as
+    one line (membench.commands.common.fails_cleanly) and writes nothing."""
