@@ -13,6 +13,7 @@ def process_identity() -> dict[str, str]:
     import re
     import sys
     from importlib import metadata
+    from importlib.util import find_spec
     from pathlib import Path
 
     found = {"python": f"{sys.version_info.major}.{sys.version_info.minor}"}
@@ -22,15 +23,14 @@ def process_identity() -> dict[str, str]:
     except metadata.PackageNotFoundError:
         found["membench"] = "not installed"
         return found
-    try:
-        import membench
-        import membench.stages
-    except ImportError as error:
+    try:  # where the package and its stage commands are, without importing them
+        roots = [Path(next(iter(find_spec(name).submodule_search_locations)))
+                 for name in ("membench", "membench.stages")]
+    except (ImportError, AttributeError, TypeError, StopIteration) as error:
         found["membench"] = f"not importable ({error})"
         return found
     digest = hashlib.sha256()
-    for package in (membench, membench.stages):
-        root = Path(package.__file__).parent
+    for root in roots:
         for path in sorted(root.rglob("*.py")):
             digest.update(path.relative_to(root).as_posix().encode() + b"\0")
             digest.update(path.read_bytes())
