@@ -21,6 +21,7 @@ from membench.commands.common import (
 )
 from membench.commands.embedding_cache_files import CacheFile
 from membench.commands.parameters import read_parameters_and_corpus
+from membench.execution.executor import executor
 from membench.extraction.extractors import extractor_for, reads_turn_vectors
 from membench.io.embedding_files import load_encoder_cache, with_encoder
 from membench.io.outputs import staged_outputs
@@ -29,7 +30,12 @@ from membench.io.tables import user_outcomes_table
 from membench.memory.policies import build_policies, embedded_stores, without_embeddings
 from membench.scenario.deployment import build_user_scenarios
 from membench.scenario.spec import ScenarioSpec
-from membench.scoring.users import build_deployment, deployment_texts, run_deployment
+from membench.scoring.users import (
+    build_deployment,
+    deployment_texts,
+    deployment_units,
+    run_deployment,
+)
 
 
 @fails_cleanly
@@ -66,7 +72,12 @@ def users(corpus: CorpusSnapshot, out: OutFile, cache_file: CacheFile,
             vectors = cache.vectors(p.embedding.model)
         else:
             policies = without_embeddings(policies)
-        rows = run_deployment(deployment, policies, progress=progress, vectors=vectors)
+        units = deployment_units(deployment)
+        with executor("users", len(units), progress) as where:  # membench.execution
+            rows = run_deployment(
+                deployment, policies, progress=progress, vectors=vectors,
+                map_units=lambda function, run, units: where.map(
+                    function, run, units, label="users", name=lambda u: f"{u[0]} {u[1]}"))
     with staged_outputs() as outputs:
         outputs.parquet(out, user_outcomes_table(rows))
         outputs.parquet(cache_file, with_encoder(cache.to_table()))

@@ -95,8 +95,8 @@ class OnDask:
 
         run = uuid.uuid4().hex[:12]
         with warnings.catch_warnings():  # the shared inputs are large by design
-            warnings.filterwarnings("ignore", message=".*[Ll]arge object.*")
-            warnings.filterwarnings("ignore", message=".*task graph.*")
+            for said in (".*[Ll]arge object", ".*[Ll]arge graph", ".*task graph"):
+                warnings.filterwarnings("ignore", message=said)
             inputs = self.client.submit(_shared, shared, key=f"{label}-inputs-{run}",
                                         pure=False)
             plugins = loaded_plugins()

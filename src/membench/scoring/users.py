@@ -201,19 +201,96 @@ def _probe_user(mode: str, memory: _StoreLinesMemory, user: UserScenario, day: i
     return rows
 
 
+Unit = tuple[str, int]  # (NAMESPACED, user position) or (SHARED, probe day)
+MapUnits = Callable[[Callable[["DeploymentRun", Unit], dict], "DeploymentRun", list[Unit]],
+                    list[dict]]
+
+
+@dataclass(frozen=True)
+class DeploymentRun:
+    """What every unit of a deployment's run reads (sent once to wherever units run)."""
+
+    deployment: Deployment
+    policies: tuple[Policy, ...]
+    vectors: Vectors | None = None
+
+
+def deployment_units(deployment: Deployment) -> list[Unit]:
+    """Independent units, the longest first (so the short ones fill in beside them): the
+    shared stores of each day, the last day first, then each user's own stores."""
+    return ([(SHARED, day) for day in reversed(deployment.users[0].scenario.probe_days)]
+            + [(NAMESPACED, position) for position in range(len(deployment.users))])
+
+
+_classifier: list[tuple[Deployment, LeakClassifier]] = []  # one, for the units of a run
+
+
+def _classifier_for(deployment: Deployment) -> LeakClassifier:
+    """Built once per process for a deployment (its caches are only caches)."""
+    if not _classifier or _classifier[0][0] is not deployment:
+        _classifier[:] = [(deployment, LeakClassifier(
+            {u.name: u.scenario.facts for u in deployment.users}))]
+    return _classifier[0][1]
+
+
+def run_deployment_unit(run: DeploymentRun, unit: Unit) -> dict[int, list[UserOutcomeRow]]:
+    """day -> rows of one unit."""
+    mode, which = unit
+    classifier = _classifier_for(run.deployment)
+    if mode == NAMESPACED:
+        return namespaced_user(run.deployment, which, run.policies, classifier, run.vectors)
+    return {which: shared_day(run.deployment, which, run.policies, classifier,
+                              IndexCache(vectors=run.vectors))}
+
+
+def _in_order(function, run, units):
+    return [function(run, unit) for unit in units]
+
+
 def run_deployment(deployment: Deployment, policies: Sequence[Policy],
-                   progress: Progress | None = None, vectors: Vectors | None = None
-                   ) -> list[UserOutcomeRow]:
+                   progress: Progress | None = None, vectors: Vectors | None = None,
+                   map_units: MapUnits | None = None) -> list[UserOutcomeRow]:
     """Both modes at every probe day; rows by day, then namespaced users, then shared.
-    vectors (text SHA-256 -> embedding) for dense policies: see deployment_texts."""
-    classifier = LeakClassifier({u.name: u.scenario.facts for u in deployment.users})
-    namespaced = run_namespaced(deployment, policies, classifier, progress, vectors)
-    shared = run_shared(deployment, policies, classifier, progress, vectors)
+    vectors (text SHA-256 -> embedding) for dense policies: see deployment_texts.
+    map_units runs the units where it likes and returns their results in order."""
+    units = deployment_units(deployment)
+    if progress:
+        progress(f"{len(deployment.users)} users namespaced, shared on days "
+                 f"{list(deployment.users[0].scenario.probe_days)}: {len(policies)} policies")
+    results = (map_units or _in_order)(run_deployment_unit,
+                                       DeploymentRun(deployment, tuple(policies), vectors),
+                                       units)
+    by_unit = dict(zip(units, results, strict=True))
     rows: list[UserOutcomeRow] = []
     for day in deployment.users[0].scenario.probe_days:
         for position in range(len(deployment.users)):
-            rows += namespaced.pop((day, position))
-        rows += shared.pop(day)
+            rows += by_unit[(NAMESPACED, position)][day]
+        rows += by_unit[(SHARED, day)][day]
+    return rows
+
+
+def namespaced_user(deployment: Deployment, position: int, policies: Sequence[Policy],
+                    classifier: LeakClassifier, vectors: Vectors | None = None
+                    ) -> dict[int, list[UserOutcomeRow]]:
+    """day -> one user's rows. The user's stores are replayed over the probe days with one
+    IndexCache (documents only arrive, so each is tokenized once)."""
+    user, records = deployment.users[position], deployment.records[position]
+    indexes = IndexCache(vectors=vectors)
+    rows = {}
+    for day in user.scenario.probe_days:
+        memory = _StoreLinesMemory(user.scenario, records, day, indexes)
+        rows[day] = _probe_user(NAMESPACED, memory, user, day, policies, classifier)
+        classifier.forget_injections()
+    return rows
+
+
+def shared_day(deployment: Deployment, day: int, policies: Sequence[Policy],
+               classifier: LeakClassifier, indexes: IndexCache) -> list[UserOutcomeRow]:
+    """One set of stores for everyone on `day`, every user's probes (users in order)."""
+    shared = _StoreLinesMemory(deployment.shared, deployment.shared_records, day, indexes)
+    rows = [row for user in deployment.users
+            for row in _probe_user(SHARED, shared, user, day, policies, classifier)]
+    classifier.forget_injections()
     return rows
 
 
@@ -221,21 +298,16 @@ def run_namespaced(deployment: Deployment, policies: Sequence[Policy],
                    classifier: LeakClassifier, progress: Progress | None = None,
                    vectors: Vectors | None = None
                    ) -> dict[tuple[int, int], list[UserOutcomeRow]]:
-    """(day, user position) -> rows. Each user's stores are replayed over the probe days
-    with one IndexCache (documents only arrive, so each is tokenized once)."""
+    """(day, user position) -> rows, every user in this process."""
     days = deployment.users[0].scenario.probe_days
     rows: dict[tuple[int, int], list[UserOutcomeRow]] = {}
-    for position, (user, records) in enumerate(zip(deployment.users, deployment.records,
-                                                   strict=True)):
+    for position in range(len(deployment.users)):
         if progress and position % max(1, len(deployment.users) // 10) == 0:
             progress(f"namespaced: user {position + 1} of {len(deployment.users)}, "
                      f"{len(policies)} policies, days {list(days)}")
-        indexes = IndexCache(vectors=vectors)
-        for day in days:
-            memory = _StoreLinesMemory(user.scenario, records, day, indexes)
-            rows[(day, position)] = _probe_user(NAMESPACED, memory, user, day, policies,
-                                                classifier)
-            classifier.forget_injections()
+        for day, day_rows in namespaced_user(deployment, position, policies, classifier,
+                                             vectors).items():
+            rows[(day, position)] = day_rows
     return rows
 
 
@@ -249,10 +321,7 @@ def run_shared(deployment: Deployment, policies: Sequence[Policy],
         if progress:
             progress(f"shared: day {day}, {len(policies)} policies x "
                      f"{len(deployment.users)} users")
-        shared = _StoreLinesMemory(deployment.shared, deployment.shared_records, day, indexes)
-        rows[day] = [row for user in deployment.users
-                     for row in _probe_user(SHARED, shared, user, day, policies, classifier)]
-        classifier.forget_injections()
+        rows[day] = shared_day(deployment, day, policies, classifier, indexes)
     return rows
 
 
