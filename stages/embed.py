@@ -19,9 +19,11 @@ from membench.commands.common import (
     RecordsFile,
     ScenarioDir,
     fails_cleanly,
+    progress,
 )
 from membench.commands.embedding_cache_files import CacheFile, embeddings_table
 from membench.commands.parameters import read_params
+from membench.execution.embedding import embed_missing
 from membench.io.embedding_files import load_encoder_cache, with_encoder
 from membench.io.inputs import read_parquet, read_scenario
 from membench.io.outputs import staged_outputs
@@ -47,7 +49,7 @@ def embed(scenario: ScenarioDir, records: RecordsFile, out: OutFile, cache_file:
     missing = cache.missing(model_id, texts)
     typer.echo(f"embed: {len(texts)} texts, {len(texts) - len(missing)} cached, "
                f"{len(missing)} to embed with {model_id}", err=True)
-    embedding.embed_missing(cache, model_id, missing, p.embedding.batch_size)
+    embed_missing(cache, model_id, missing, p.embedding.batch_size, progress)
     with staged_outputs() as outputs:
         outputs.parquet(out, embeddings_table(cache, model_id, texts, weights))
         outputs.parquet(cache_file, with_encoder(cache.to_table()))

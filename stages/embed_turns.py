@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import typer
 
-from membench.commands.common import PARAMS_FILE, OutFile, ParamsFile, ScenarioDir, fails_cleanly
+from membench.commands.common import (
+    PARAMS_FILE,
+    OutFile,
+    ParamsFile,
+    ScenarioDir,
+    fails_cleanly,
+    progress,
+)
 from membench.commands.embedding_cache_files import CacheFile, embeddings_table
 from membench.commands.parameters import read_params
+from membench.execution.embedding import embed_missing
 from membench.io.embedding_files import load_encoder_cache, with_encoder
 from membench.io.inputs import read_scenario
 from membench.io.outputs import staged_outputs
@@ -32,7 +40,7 @@ def embed_turns(scenario: ScenarioDir, out: OutFile, cache_file: CacheFile,
         f"embed_turns: {text}", err=True))
     missing = cache.missing(model_id, texts)
     typer.echo(f"embed_turns: {len(texts)} turns, {len(missing)} to embed", err=True)
-    embedding.embed_missing(cache, model_id, missing, p.embedding.batch_size)
+    embed_missing(cache, model_id, missing, p.embedding.batch_size, progress)
     with staged_outputs() as outputs:
         outputs.parquet(out, embeddings_table(cache, model_id, texts, weights))
         outputs.parquet(cache_file, with_encoder(cache.to_table()))

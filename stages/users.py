@@ -21,6 +21,7 @@ from membench.commands.common import (
 )
 from membench.commands.embedding_cache_files import CacheFile
 from membench.commands.parameters import read_parameters_and_corpus
+from membench.execution.embedding import embed_missing
 from membench.execution.executor import executor
 from membench.extraction.extractors import extractor_for, reads_turn_vectors
 from membench.io.embedding_files import load_encoder_cache, with_encoder
@@ -52,23 +53,19 @@ def users(corpus: CorpusSnapshot, out: OutFile, cache_file: CacheFile,
         scenarios = build_user_scenarios(spec, files, p.scenario.shape())
         turn_vectors = None
         if reads_turn_vectors(p.extractor, p.extraction):  # every user's turns, embedded
-            from membench.retrieval import embedding
-
             turns = list(dict.fromkeys(e.user for u in scenarios for e in u.scenario.exchanges))
-            embedding.embed_missing(cache, p.embedding.model, turns, p.embedding.batch_size)
+            embed_missing(cache, p.embedding.model, turns, p.embedding.batch_size, progress)
             turn_vectors = cache.vectors(p.embedding.model)
         deployment = build_deployment(
             scenarios, extractor_for(p.extractor, p.extraction, turn_vectors))
         policies = build_policies(p.policies)
         vectors = None
         if p.users.dense:
-            from membench.retrieval import embedding
-
             texts = deployment_texts(deployment, embedded_stores(policies))
             missing = cache.missing(p.embedding.model, texts)
             typer.echo(f"users: {len(texts)} texts for the dense policies, {len(missing)} "
                        f"to embed with {p.embedding.model}", err=True)
-            embedding.embed_missing(cache, p.embedding.model, missing, p.embedding.batch_size)
+            embed_missing(cache, p.embedding.model, missing, p.embedding.batch_size, progress)
             vectors = cache.vectors(p.embedding.model)
         else:
             policies = without_embeddings(policies)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import dask.config
+import numpy as np
 import pytest
 
 from membench.execution.errors import ClusterError
@@ -72,6 +73,24 @@ def test_small_work_stays_in_this_process(no_cluster_configured, monkeypatch):
         assert units.map(square_plus, 1, [1, 2, 3, 4], label="demo") == [2, 5, 10, 17]
         assert units.placement == Placement()  # no cluster was started
     assert lines[-1].startswith("demo: 4/4 done (4)")
+
+
+def caches_a_lock(shared: dict, unit: int) -> int:
+    """A unit filling a cache in the shared inputs with what cannot be pickled."""
+    shared.setdefault("cache", threading.Lock())
+    return unit + shared["offset"]
+
+
+def test_units_after_the_first_get_the_inputs_as_they_were_before_it(
+        no_cluster_configured, monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr("membench.execution.executor.SMALL_WORK_SECONDS", 0.0)
+    lines = []
+    with executor("demo", 4, lines.append) as units:
+        assert units.map(caches_a_lock, {"offset": 10}, [1, 2, 3, 4], label="demo") == \
+            [11, 12, 13, 14]
+        assert units.placement == Placement(workers=2)  # the rest ran on a cluster
+    assert "demo: 3 more units on a local Dask cluster of 2 worker(s)" in lines
 
 
 @pytest.mark.parametrize("workers", ["0", "1", "2"])
@@ -212,3 +231,26 @@ def test_an_existing_cluster_runs_the_units_then_a_worker_of_another_version_sto
     message = str(raised.value)
     assert message.startswith("worker tcp://127.0.0.1:") and "\n" not in message
     assert f"runs pyarrow 25.0.0 (this client: {process_identity()['pyarrow']})" in message
+
+
+def test_embedding_chunks_on_workers_are_the_in_process_vectors(no_cluster_configured,
+                                                               monkeypatch):
+    from membench.execution import embedding as fanned
+    from membench.retrieval.embedding import DEFAULT_MODEL_ID
+    from membench.retrieval.embedding_cache import EmbeddingCache
+
+    texts = [f"Dana's {thing} is now number {n}" for n in range(7)
+             for thing in ("locker", "flat", "desk")]
+    caches = {}
+    for workers in ("0", "2"):
+        monkeypatch.setenv("MEMBENCH_WORKERS", workers)
+        monkeypatch.setattr(fanned, "CHUNK_TEXTS", 8)  # 3 chunks
+        lines: list[str] = []
+        cache = EmbeddingCache()
+        cache.put(DEFAULT_MODEL_ID, texts[0], np.zeros(384, dtype=np.float32))  # cached: kept
+        fanned.embed_missing(cache, DEFAULT_MODEL_ID, texts, 4, lines.append)
+        caches[workers] = cache.to_table()
+        if workers == "2":
+            assert any(line.startswith("embedding: 3/3 done") for line in lines), lines
+    assert caches["0"].equals(caches["2"])
+    assert caches["0"].num_rows == len(texts)

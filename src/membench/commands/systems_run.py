@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from membench.cleanup.private_temp import private_dir, remove
+from membench.execution.embedding import embed_missing
 from membench.io.at_rest import backend_files
 from membench.io.scenario_file import scenario_toml
 from membench.io.write_watch import WriteWatch
@@ -84,8 +85,6 @@ def run_named_systems(p: Params, scenario: Scenario, count_tokens: CountTokens,
             progress(f"system {name} not run: {error}")
     done = SystemsRun()
     if runnable:
-        from membench.retrieval import embedding
-
         model, batch_size = p.embedding.model, p.embedding.batch_size
         texts = list(dict.fromkeys(system_texts(scenario) + [
             text for user in users for text in system_texts(user.scenario)]))
@@ -95,7 +94,7 @@ def run_named_systems(p: Params, scenario: Scenario, count_tokens: CountTokens,
         def embed(batch):
             """Cached vectors; a text no turn or probe holds is embedded now, and cached."""
             batch = list(batch)
-            embedding.embed_missing(cache, model, batch, batch_size)
+            embed_missing(cache, model, batch, batch_size, progress)
             return cache.embed(model, batch, _nothing_missing)
 
         embed(texts)

@@ -68,6 +68,22 @@ def _shared(value: Any) -> Any:
     return value
 
 
+class _Frozen:
+    """Shared inputs pickled before a unit ran in this process (a unit may fill caches in
+    them, holding what cannot travel: a database connection's lock)."""
+
+    def __init__(self, value: Any) -> None:
+        import cloudpickle
+
+        self.blob = cloudpickle.dumps(value)
+
+
+def _thawed(blob: bytes) -> Any:
+    import cloudpickle
+
+    return cloudpickle.loads(blob)
+
+
 def _in_worker(plugins: tuple[str, ...], function: Callable[[Any, U], R], shared: Any,
                unit: U) -> R:
     """A unit on a worker, its registries filled as the stage's were."""
@@ -97,8 +113,12 @@ class OnDask:
         with warnings.catch_warnings():  # the shared inputs are large by design
             for said in (".*[Ll]arge object", ".*[Ll]arge graph", ".*task graph"):
                 warnings.filterwarnings("ignore", message=said)
-            inputs = self.client.submit(_shared, shared, key=f"{label}-inputs-{run}",
-                                        pure=False)
+            if isinstance(shared, _Frozen):
+                inputs = self.client.submit(_thawed, shared.blob, key=f"{label}-inputs-{run}",
+                                            pure=False)
+            else:
+                inputs = self.client.submit(_shared, shared, key=f"{label}-inputs-{run}",
+                                            pure=False)
             plugins = loaded_plugins()
             futures = [self.client.submit(_in_worker, plugins, function, inputs, unit,
                                           pure=False,
@@ -132,6 +152,7 @@ class Measured:
             label: str, name: Callable[[U], str] = str) -> list[R]:
         progress = _Progress(label, len(units), self.say)
         here = InProcess(self.say)
+        frozen = _Frozen(shared) if len(units) > 2 else None  # before a unit touches them
         started = time.monotonic()
         results = here.map(function, shared, units[:1], label=label, name=name,
                            progress=progress)
@@ -146,7 +167,7 @@ class Measured:
             self.placement = Placement(workers=workers)
             self.say(f"{label}: {len(rest)} more units on {self.placement.describe()}")
             return results + OnDask(client, self.placement, self.say).map(
-                function, shared, rest, label=label, name=name, progress=progress)
+                function, frozen, rest, label=label, name=name, progress=progress)
 
 
 @contextlib.contextmanager
