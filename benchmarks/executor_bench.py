@@ -1,0 +1,112 @@
+"""Wall time and the peak memory of the largest process, per stage, with the stage's units
+in process and on 1 and 2 local Dask workers (membench.execution, docs/cluster.md).
+
+Not a test: machines here are shared and noisy, so compare placements within one run.
+
+  python benchmarks/executor_bench.py [--stages backends users multiseed] [--workers 0 1 2]
+                                      [--params params.yaml]
+
+Run from a checkout whose stage inputs exist (after `dvc repro`, or `dvc repro users` for
+an overlay's story). Each stage runs as dvc.yaml says, its outputs redirected to a
+temporary directory (persistent ones, such as embedding caches, copied there first), with
+MEMBENCH_WORKERS set; the outputs must be the same bytes for every placement (checked,
+machine-dependent cost files left out). The peak is the largest VmHWM of any one process
+of the stage's tree (the stage, its workers, their servers), sampled every 0.5 s
+(the walk over /proc costs some CPU itself: compare placements, not machines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+MACHINE_DEPENDENT = ("backend_costs.json",)
+
+
+def _tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            parent = int(Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def _high_water_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def run_stage(name: str, spec: dict, params: Path, workers: str, out: Path) -> tuple[float, int]:
+    words = shlex.split(spec["cmd"])
+    outs = [next(iter(o)) if isinstance(o, dict) else o
+            for o in spec.get("outs", []) + spec.get("metrics", [])]
+    for path in outs:
+        target = out / Path(path).name
+        if Path(path).exists() and Path(path).is_file():
+            shutil.copy(path, target)  # a persistent cache starts as the pipeline's
+        words = [str(target) if word == path else word for word in words]
+    words += ["--params", str(params)]
+    env = {**os.environ, "MEMBENCH_WORKERS": workers, "DVC_NO_ANALYTICS": "1"}
+    started = time.monotonic()
+    process = subprocess.Popen(words, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    peak = 0
+    while process.poll() is None:
+        peak = max([peak] + [_high_water_kb(pid) for pid in _tree(process.pid)])
+        time.sleep(0.5)
+    wall = time.monotonic() - started
+    if process.returncode:
+        raise SystemExit(f"{name} with MEMBENCH_WORKERS={workers} failed:\n"
+                         f"{process.stderr.read()[-2000:]}")
+    return wall, peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stages", nargs="+", default=["backends", "users", "multiseed"])
+    parser.add_argument("--workers", nargs="+", default=["0", "1", "2"])
+    parser.add_argument("--params", type=Path, default=Path("params.yaml"))
+    args = parser.parse_args()
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    print(f"| stage | {' | '.join(f'MEMBENCH_WORKERS={w}' for w in args.workers)} | "
+          f"speed-up of the last over the first |")
+    print(f"|---|{'---|' * len(args.workers)}---|")
+    for name in args.stages:
+        cells, walls, written = [], [], []
+        for workers in args.workers:
+            with tempfile.TemporaryDirectory(prefix="executor-bench-") as directory:
+                out = Path(directory)
+                wall, peak = run_stage(name, stages[name], args.params.resolve(), workers, out)
+                written.append({p.name: p.read_bytes() for p in sorted(out.iterdir())
+                                if p.name not in MACHINE_DEPENDENT})
+            walls.append(wall)
+            cells.append(f"{wall:.1f} s, {peak / 1024:.0f} MiB")
+        same = all(w == written[0] for w in written)
+        print(f"| {name} | {' | '.join(cells)} | {walls[0] / walls[-1]:.2f}x"
+              f"{'' if same else ' (OUTPUTS DIFFER)'} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
