@@ -20,9 +20,11 @@ from membench.commands.common import (
     ScenarioDir,
     TurnsFile,
     fails_cleanly,
+    progress,
 )
 from membench.commands.model_calls import model_answers
 from membench.commands.parameters import read_params
+from membench.execution.executor import executor
 from membench.extraction.extractors import extractor_for
 from membench.extraction.llm import LlmExtractSettings, llm_extraction
 from membench.io.embedding_files import vectors_from_table
@@ -41,6 +43,16 @@ LLM = "llm"  # the model as extractor, under this name in the report (membench.e
 CacheFile = Annotated[Path, typer.Option(
     "--cache", help="The LLM extractor's response cache (JSON Lines), read and extended; "
                     "commit it.")]
+
+
+def _sweep(built, policies, params, references) -> dict:
+    """The sweep's rates and seeds as units of membench.execution."""
+    units = len(params.rates) * len(params.seeds)
+    with executor("extraction sweep", units, progress) as where:
+        return sweep(built, policies, params, references,
+                     map_units=lambda function, inputs, units: where.map(
+                         function, inputs, units, label="extraction sweep",
+                         name=lambda unit: f"rate {unit[0]}, seed {unit[1]}"))
 
 
 @fails_cleanly
@@ -71,7 +83,7 @@ def extraction(scenario: ScenarioDir, turns: TurnsFile, embeddings: EmbeddingsFi
     data = {"configured": p.extractor,
             "extractors": evaluate_extractors(built, extracted, policies, indexes),
             "llm": None if llm is None else {"model": p.model.name, **llm.summary()},
-            "sweep": sweep(built, policies, p.extraction_sweep, references)}
+            "sweep": _sweep(built, policies, p.extraction_sweep, references)}
     with staged_outputs() as outputs:
         outputs.json(out, data)
         outputs.text(cache, cache_text(responses))

@@ -4,7 +4,7 @@ the noisy extractor's error rate beside the extraction-free references."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from membench.extraction.extractors import FactRecord, perfect_extractor
 from membench.extraction.noisy import noisy_extractor
@@ -94,17 +94,30 @@ def reference_counts(outcomes: Iterable[tuple[str, str]]) -> dict[str, dict[str,
     return {p: counts[p] for p in REFERENCES if p in counts}
 
 
+def sweep_run(inputs: tuple[Scenario, tuple[Policy, ...]], unit: tuple[float, int]
+              ) -> dict[str, dict[str, int]]:
+    """One rate and seed of the sweep: the swept policies' counts (a unit that can run
+    anywhere: membench.execution)."""
+    scenario, swept = inputs
+    rate, seed = unit
+    rows = _outcomes(scenario, noisy_extractor(scenario, NoiseSettings.at_rate(rate, seed)),
+                     swept, IndexCache())
+    return {p.id: combined(rows, p.id) for p in swept}
+
+
 def sweep(scenario: Scenario, policies: Sequence[Policy], params: SweepParams,
-          references: Mapping[str, dict[str, int]]) -> dict:
+          references: Mapping[str, dict[str, int]], map_units: Callable | None = None
+          ) -> dict:
     """The noisy extractor at each rate and seed: the swept policies' counts, and the
-    references' counts from the run (reference_counts; flat: no extractor changes them)."""
-    swept = [p for p in policies if p.id in SWEPT]
-    runs = []
-    for rate in params.rates:
-        for seed in params.seeds:
-            noise = NoiseSettings.at_rate(rate, seed)
-            rows = _outcomes(scenario, noisy_extractor(scenario, noise), swept, IndexCache())
-            runs.append({"rate": rate, "seed": seed,
-                         "counts": {p.id: combined(rows, p.id) for p in swept}})
+    references' counts from the run (reference_counts; flat: no extractor changes them).
+    map_units runs the units where it likes and returns their results in order."""
+    swept = tuple(p for p in policies if p.id in SWEPT)
+    units = [(rate, seed) for rate in params.rates for seed in params.seeds]
+    counts = (map_units or _in_order)(sweep_run, (scenario, swept), units)
+    runs = [{"rate": rate, "seed": seed, "counts": c} for (rate, seed), c in zip(units, counts)]
     return {"rates": list(params.rates), "seeds": list(params.seeds), "runs": runs,
             "references": {p: dict(references[p]) for p in REFERENCES if p in references}}
+
+
+def _in_order(function: Callable, inputs, units: Sequence) -> list:
+    return [function(inputs, unit) for unit in units]
