@@ -17,7 +17,7 @@ from membench.commands.common import (
     fails_cleanly,
 )
 from membench.commands.parameters import read_params
-from membench.io.inputs import read_json, read_parquet
+from membench.io.inputs import read_json, read_outcomes, read_parquet
 from membench.io.outputs import staged_outputs
 from membench.io.tables import result_from_tables
 from membench.memory.policies import build_policies
@@ -41,7 +41,7 @@ def plots(outcomes: OutcomesFile, stored: StoredFile, out: PlotsDir, charts: Cha
           params: ParamsFile = PARAMS_FILE) -> None:
     """Write the cost/quality, outcome-bar, per-day and extraction-sweep chart data and SVGs."""
     p = read_params(params)
-    table = ResultsTable(result_from_tables(read_parquet(outcomes), read_parquet(stored)))
+    table = ResultsTable(result_from_tables(read_outcomes(outcomes), read_parquet(stored)))
     ids = [policy.id for policy in build_policies(p.policies)]
     points, bars, days = (data.cost_quality(table, ids), data.outcome_bars(table, ids),
                           data.by_day(table, ids))

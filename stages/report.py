@@ -22,7 +22,7 @@ from membench.commands.common import (
 )
 from membench.commands.parameters import read_params
 from membench.io import environment
-from membench.io.inputs import read_json, read_parquet, read_scenario
+from membench.io.inputs import read_json, read_outcomes, read_parquet, read_scenario
 from membench.io.outputs import staged_outputs
 from membench.io.tables import audit_from_table, result_from_tables, user_outcome_summary
 from membench.memory.policies import build_policies, without_embeddings
@@ -30,7 +30,7 @@ from membench.reporting.charts import report_images
 from membench.reporting.extraction_tables import extraction_metrics
 from membench.reporting.recency_tables import recency_effects
 from membench.reporting.report import ReportInputs, render_report
-from membench.reporting.story import is_article_story
+from membench.reporting.story import TRACED_OUTCOMES, is_article_story
 from membench.scoring.metrics import detailed, summary
 from membench.scoring.multiseed import counts_from_json
 from membench.scoring.results import ResultsTable
@@ -98,7 +98,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
     built = read_scenario(scenario)
-    result = result_from_tables(read_parquet(outcomes), read_parquet(stored))
+    result = result_from_tables(read_outcomes(outcomes, TRACED_OUTCOMES), read_parquet(stored))
     try:
         published = tomllib.loads(article.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:

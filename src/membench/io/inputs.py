@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from membench.io.tables import scenario_from_tables
@@ -26,6 +27,34 @@ def read_parquet(path: Path, columns: list[str] | None = None):
         reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
         raise ValueError(f"input {path} is corrupt or not Parquet ({reason}): delete it and "
                          "run `dvc repro` to recompute it") from error
+
+
+CONTEXT_BATCH_ROWS = 1024  # rows whose contexts are decoded at once
+
+
+def read_outcomes(path: Path, contexts_of: frozenset[str] = frozenset()) -> pa.Table:
+    """The policies stage's outcomes without the bulk of their contexts (gigabytes once
+    decoded at a thousand sessions): every column, but `context` holds the injected text
+    only on rows whose outcome is in `contexts_of` (the report's stale traces), "" on the
+    rest. The contexts are read a batch at a time, so the peak stays one batch's."""
+    schema = pq.read_schema(path) if path.is_file() else pa.schema([])
+    names = schema.names
+    if "context" not in names:
+        return read_parquet(path)  # missing, or not outcomes: read_parquet says so
+    table = read_parquet(path, [name for name in names if name != "context"])
+    kept: dict[int, str] = {}
+    if contexts_of:
+        wanted = pa.array(sorted(contexts_of), pa.string())
+        start = 0
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=CONTEXT_BATCH_ROWS,
+                                                       columns=["outcome", "context"]):
+            mask = pc.is_in(batch.column("outcome"), value_set=wanted)
+            for offset in pc.indices_nonzero(mask).to_pylist():
+                kept[start + offset] = batch.column("context")[offset].as_py()
+            start += batch.num_rows
+    contexts = pa.array([kept.get(row, "") for row in range(table.num_rows)],
+                        schema.field("context").type)
+    return table.add_column(names.index("context"), schema.field("context"), contexts)
 
 
 def read_json(path: Path) -> Any:

@@ -55,11 +55,16 @@ def _stale_lines(row: OutcomeRow, fact: Fact | None,
     return held or ["(the superseded evidence is in the context; no line names its value)"]
 
 
+# The outcomes whose injected contexts the report shows (stale_traces); the report stage
+# reads no other row's context.
+TRACED_OUTCOMES = frozenset({"stale"})
+
+
 def stale_traces(table: ResultsTable, facts: Sequence[Fact],
                  exchanges: Sequence[Exchange]) -> str:
     """Every stale outcome of the run, with what was injected (a retrieval policy's top-k,
     otherwise the injected lines holding a superseded value)."""
-    stale = [r for r in table.rows if r.outcome == "stale"]
+    stale = [r for r in table.rows if r.outcome in TRACED_OUTCOMES]
     if not stale:
         return "No policy injected only a superseded value on any probe of this run."
     by_key = {f.key: f for f in facts}
