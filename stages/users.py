@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import typer
 
 from membench.commands.common import (
@@ -32,10 +33,13 @@ from membench.memory.policies import build_policies, embedded_stores, without_em
 from membench.scenario.deployment import build_user_scenarios
 from membench.scenario.spec import ScenarioSpec
 from membench.scoring.users import (
+    DeploymentRun,
+    Unit,
     build_deployment,
     deployment_texts,
     deployment_units,
-    run_deployment,
+    in_output_order,
+    run_deployment_unit,
 )
 
 
@@ -48,7 +52,7 @@ def users(corpus: CorpusSnapshot, out: OutFile, cache_file: CacheFile,
     others = spec.users if isinstance(spec, ScenarioSpec) else ()  # format 2: one user
     cache = load_encoder_cache(cache_file, warn=lambda text: typer.echo(f"users: {text}",
                                                                          err=True))
-    rows = []
+    table = user_outcomes_table([])
     if others:
         scenarios = build_user_scenarios(spec, files, p.scenario.shape())
         turn_vectors = None
@@ -70,12 +74,20 @@ def users(corpus: CorpusSnapshot, out: OutFile, cache_file: CacheFile,
         else:
             policies = without_embeddings(policies)
         units = deployment_units(deployment)
+        progress(f"{len(deployment.users)} users namespaced, shared on days "
+                 f"{list(scenarios[0].scenario.probe_days)}: {len(policies)} policies")
         with executor("users", len(units), progress) as where:  # membench.execution
-            rows = run_deployment(
-                deployment, policies, progress=progress, vectors=vectors,
-                map_units=lambda function, run, units: where.map(
-                    function, run, units, label="users", name=lambda u: f"{u[0]} {u[1]}"))
+            parts = where.map(unit_tables, DeploymentRun(deployment, tuple(policies), vectors),
+                              units, label="users", name=lambda unit: f"{unit[0]} {unit[1]}")
+        table = pa.concat_tables(in_output_order(deployment, units, parts)).combine_chunks()
     with staged_outputs() as outputs:
-        outputs.parquet(out, user_outcomes_table(rows))
+        outputs.parquet(out, table)
         outputs.parquet(cache_file, with_encoder(cache.to_table()))
-    typer.echo(f"users: {1 + len(others)} user(s), {len(rows)} probe outcomes", err=True)
+    typer.echo(f"users: {1 + len(others)} user(s), {table.num_rows} probe outcomes", err=True)
+
+
+def unit_tables(run: DeploymentRun, unit: Unit) -> dict[int, pa.Table]:
+    """One unit's rows as a table per day: columns travel back from a worker, and are held
+    until the end, in a fraction of the rows' memory."""
+    return {day: user_outcomes_table(rows)
+            for day, rows in run_deployment_unit(run, unit).items()}

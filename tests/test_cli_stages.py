@@ -417,6 +417,12 @@ def test_users_stage_and_report_section_on_a_generated_deployment(pipeline, tmp_
     result = stage("users", *flags, out=str(out), cache=str(tmp_path / "cache.parquet"))
     assert result.exit_code == 0, result.output
     assert (tmp_path / "cache.parquet").is_file()
+    monkeypatch.setenv("MEMBENCH_WORKERS", "2")  # the units on Dask workers: same bytes
+    on_workers = tmp_path / "users-on-workers.parquet"
+    result = stage("users", *flags, out=str(on_workers), cache=str(tmp_path / "c2.parquet"))
+    assert result.exit_code == 0, result.output
+    assert "on a local Dask cluster of 2 worker(s)" in result.output
+    assert on_workers.read_bytes() == out.read_bytes()
     rows = tables.user_outcomes_from_table(pq.read_table(out))
     assert {r.user for r in rows} == {"u001", "u002", "u003"}
     leaks = {mode: sum(r.cross_user_leak for r in rows if r.mode == mode)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -260,13 +261,20 @@ def run_deployment(deployment: Deployment, policies: Sequence[Policy],
     results = (map_units or _in_order)(run_deployment_unit,
                                        DeploymentRun(deployment, tuple(policies), vectors),
                                        units)
+    return [row for part in in_output_order(deployment, units, results) for row in part]
+
+
+def in_output_order(deployment: Deployment, units: Sequence[Unit],
+                    results: Sequence[Mapping[int, Any]]) -> list[Any]:
+    """The units' parts (day -> rows, or anything made of them) in the table's order: by
+    day, then namespaced users, then shared."""
     by_unit = dict(zip(units, results, strict=True))
-    rows: list[UserOutcomeRow] = []
+    parts = []
     for day in deployment.users[0].scenario.probe_days:
-        for position in range(len(deployment.users)):
-            rows += by_unit[(NAMESPACED, position)][day]
-        rows += by_unit[(SHARED, day)][day]
-    return rows
+        parts += [by_unit[(NAMESPACED, position)][day]
+                  for position in range(len(deployment.users))]
+        parts.append(by_unit[(SHARED, day)][day])
+    return parts
 
 
 def namespaced_user(deployment: Deployment, position: int, policies: Sequence[Policy],
