@@ -5,6 +5,11 @@ Not a test: machines here are shared and noisy, so compare placements within one
 
   python benchmarks/executor_bench.py [--stages backends users multiseed] [--workers 0 1 2]
                                       [--params params.yaml]
+  python benchmarks/executor_bench.py --embed [--workers 0 1 2]
+
+--embed measures dense work instead: the embed stage's default texts (after `dvc repro
+extract`) embedded from an empty cache by membench.execution.embedding, each placement in
+a fresh interpreter; it prints texts per second, per worker and in all.
 
 Run from a checkout whose stage inputs exist (after `dvc repro`, or `dvc repro users` for
 an overlay's story). Each stage runs as dvc.yaml says, its outputs redirected to a
@@ -83,12 +88,45 @@ def run_stage(name: str, spec: dict, params: Path, workers: str, out: Path) -> t
     return wall, peak
 
 
+EMBED_SCRIPT = """
+import sys, time
+sys.path.insert(0, "benchmarks")
+from documents import default_embed_texts
+from membench.execution.embedding import embed_missing
+from membench.retrieval.embedding import DEFAULT_MODEL_ID, load_model
+from membench.retrieval.embedding_cache import EmbeddingCache
+texts = default_embed_texts()
+load_model(DEFAULT_MODEL_ID)
+started = time.monotonic()
+embed_missing(EmbeddingCache(), DEFAULT_MODEL_ID, texts, 8, lambda line: None)
+print(len(texts), time.monotonic() - started)
+"""
+
+
+def embed_rates(placements: list[str]) -> None:
+    print("| placement | texts | wall | texts/s | texts/s per worker |")
+    print("|---|---|---|---|---|")
+    for workers in placements:
+        done = subprocess.run(["python", "-c", EMBED_SCRIPT], cwd=ROOT, capture_output=True,
+                              text=True, env={**os.environ, "MEMBENCH_WORKERS": workers},
+                              check=True)
+        count, wall = done.stdout.split()
+        rate = int(count) / float(wall)
+        per = f"{rate / int(workers):.1f}" if int(workers) else "(2 threads in process)"
+        print(f"| MEMBENCH_WORKERS={workers} | {count} | {float(wall):.1f} s | {rate:.1f} | "
+              f"{per} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stages", nargs="+", default=["backends", "users", "multiseed"])
     parser.add_argument("--workers", nargs="+", default=["0", "1", "2"])
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))
+    parser.add_argument("--embed", action="store_true", help="measure embedding instead")
     args = parser.parse_args()
+    if args.embed:
+        embed_rates(args.workers)
+        return
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     print(f"| stage | {' | '.join(f'MEMBENCH_WORKERS={w}' for w in args.workers)} | "
           f"speed-up of the last over the first |")

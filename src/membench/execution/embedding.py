@@ -16,7 +16,7 @@ from membench.execution.placement import configured_workers, placement_for
 from membench.retrieval import embedding
 from membench.retrieval.embedding_cache import EmbeddingCache
 
-CHUNK_TEXTS = 512  # texts per unit: seconds of work, well above a task's overhead
+CHUNK_TEXTS = 128  # texts per unit: tens of seconds of work on one core, far above a task's overhead
 
 
 @functools.lru_cache(maxsize=2)

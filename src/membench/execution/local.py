@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+BLAS_THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 WORKER_START_TIMEOUT = 120  # seconds; a busy 2-core machine starts a worker in a few
 
 
@@ -60,7 +61,15 @@ def local_client(workers: int) -> Iterator[Any]:
     cluster = client = None
     try:
         security = Security.temporary()
-        with dask.config.set({"temporary-directory": str(directory)}):  # the scheduler's
+        # The scheduler's files in the private directory too. No statistical profiler (a
+        # thread sampling every worker's stack every 10 ms, for a dashboard never shown).
+        # Workers keep one BLAS thread each but not Dask's MALLOC_TRIM_THRESHOLD_ of 64 KiB:
+        # glibc then returns every freed numpy buffer to the kernel, and the encoder ran
+        # 45% slower (benchmarks/executor_bench.py --embed).
+        with dask.config.set({"temporary-directory": str(directory),
+                              "distributed.worker.profile.enabled": False,
+                              "distributed.nanny.pre-spawn-environ": {
+                                  name: 1 for name in BLAS_THREADS}}):
             cluster = LocalCluster(
                 n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                 protocol="tls://", security=security, dashboard_address=None,
