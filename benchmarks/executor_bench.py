@@ -129,7 +129,7 @@ def main() -> None:
         return
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     print(f"| stage | {' | '.join(f'MEMBENCH_WORKERS={w}' for w in args.workers)} | "
-          f"speed-up of the last over the first |")
+          f"speed-up of the last over the one before |")
     print(f"|---|{'---|' * len(args.workers)}---|")
     for name in args.stages:
         cells, walls, written = [], [], []
@@ -142,7 +142,7 @@ def main() -> None:
             walls.append(wall)
             cells.append(f"{wall:.1f} s, {peak / 1024:.0f} MiB")
         same = all(w == written[0] for w in written)
-        print(f"| {name} | {' | '.join(cells)} | {walls[0] / walls[-1]:.2f}x"
+        print(f"| {name} | {' | '.join(cells)} | {walls[-2 if len(walls) > 1 else -1] / walls[-1]:.2f}x"
               f"{'' if same else ' (OUTPUTS DIFFER)'} |", flush=True)
 
 

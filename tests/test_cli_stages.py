@@ -533,3 +533,24 @@ def test_a_system_asking_the_model_without_its_answers_stops_the_stage(pipeline,
     assert "system mem0_qdrant_infer failed in observe" in result.output
     assert "model requests are not in the response cache" in result.output
     assert not (tmp_path / "o.parquet").exists() and not (tmp_path / "m.jsonl").exists()
+
+
+def test_an_unreachable_dask_scheduler_stops_the_stage_in_one_line(pipeline, tmp_path,
+                                                                  monkeypatch):
+    """Dask's own configuration names the cluster; nothing is written when it is not there."""
+    import socket
+
+    import dask.config
+
+    workspace, _ = pipeline
+    monkeypatch.chdir(workspace)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"  # closed once the block ends
+    out = tmp_path / "multiseed.json"
+    with dask.config.set({"scheduler-address": address}):
+        result = stage("multiseed", out=str(out))
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines()[-1].startswith(
+        f"membench multiseed: error: cannot reach the Dask scheduler at {address}: ")
+    assert not out.exists()

@@ -323,6 +323,20 @@ def test_a_multiseed_worker_killed_is_replaced_and_the_output_is_the_same(worksp
 
 
 @pytest.mark.slow
+def test_sigterm_stops_the_stage_and_its_dask_workers_leaving_nothing(workspace, tmp):
+    output = workspace / "reports" / "multiseed.json"
+    output.unlink(missing_ok=True)
+    process, workers = _multiseed_workers(workspace, tmp)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert "membench: interrupted by SIGTERM" in err
+    assert _wait_until(lambda: all(_gone(pid) for pid in workers), 30), workers
+    assert _wait_until(lambda: not list(tmp.iterdir()), 60), list(tmp.rglob("*"))
+    assert not output.exists() and not list(output.parent.glob(".*.partial"))
+
+
+@pytest.mark.slow
 def test_the_multiseed_stage_killed_takes_its_workers_along(workspace, tmp):
     process, workers = _multiseed_workers(workspace, tmp)
     process.kill()
