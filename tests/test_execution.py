@@ -132,6 +132,24 @@ def test_a_worker_killed_mid_unit_is_replaced_and_the_unit_rerun(
     assert len(attempts) >= 2 and str(killed[0]) in attempts  # killed, then run again
 
 
+def ends_its_worker(offset: int, unit: int) -> int:
+    if unit == 2:
+        os._exit(3)  # as an out-of-memory kill would
+    return unit
+
+
+def test_a_unit_that_ends_every_worker_running_it_stops_the_stage_in_one_line(
+        no_cluster_configured):
+    no_cluster_configured.setenv("MEMBENCH_WORKERS", "1")
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        with executor("demo", 3, lambda line: None) as units:
+            with pytest.raises(ClusterError) as raised:
+                units.map(ends_its_worker, 0, [1, 2, 3], label="demo")
+    message = str(raised.value)
+    assert message.startswith("demo: a unit ended every worker that ran it (")
+    assert message.endswith("; nothing was written") and "\n" not in message
+
+
 def test_identities_differ_by_the_first_package_that_differs():
     ours = process_identity()
     assert ours["membench"] and len(ours["membench source"]) == 16
