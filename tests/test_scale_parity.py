@@ -127,6 +127,23 @@ def test_a_document_is_tokenized_once_across_days_and_stores():
     assert [Bm25Index.from_pool(pool, ids).size for ids in (day1, day2, other_store)] == [2, 3, 2]
 
 
+def test_a_view_that_outlives_its_call_does_not_stop_the_pool_growing():
+    """A frame holding a view of the pool's arrays (a Dask worker's stack sampler, a kept
+    traceback) once made the next arrival fail with BufferError."""
+    texts = ["node version graph", "graph edge", "edge node node", "version two"]
+    plain = TokenPool()
+    plain_ids = [plain.add(t) for t in texts]
+    pool = TokenPool()
+    ids = [pool.add(t) for t in texts[:2]]
+    lingering = [memoryview(a) for a in (pool._starts, pool._word_ids, pool._counts,
+                                        pool._lengths)]
+    ids += [pool.add(t) for t in texts[2:]]
+    assert ids == plain_ids and lingering
+    query = "node graph version"
+    assert Bm25Index.from_pool(pool, ids).scores(query).tobytes() == \
+        Bm25Index.from_pool(plain, plain_ids).scores(query).tobytes()
+
+
 def test_index_cache_keeps_only_the_current_days_views(corpus):
     p = _params(30)
     scenario = build_scenario(read_scenario_spec(ROOT / p.scenario.file), corpus.files,

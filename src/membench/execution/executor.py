@@ -90,7 +90,16 @@ def _in_worker(plugins: tuple[str, ...], function: Callable[[Any, U], R], shared
     from membench.plugins import CORE_KINDS, load_plugins
 
     load_plugins(*CORE_KINDS, modules=plugins)  # imported once per worker process
-    return function(shared, unit)
+    try:
+        return function(shared, unit)
+    except Exception as error:
+        import cloudpickle
+
+        try:
+            cloudpickle.dumps(error)
+        except Exception:  # it holds what cannot travel back (a connection): its text does
+            raise RuntimeError(f"{type(error).__name__}: {error}") from None
+        raise
 
 
 class OnDask:
@@ -171,7 +180,7 @@ class Measured:
 
 
 @contextlib.contextmanager
-def executor(label: str, units: int, say: Say) -> Iterator[InProcess | OnDask]:
+def executor(label: str, units: int, say: Say) -> Iterator[InProcess | Measured | OnDask]:
     """Where `units` units of `label` run; the private cluster, if one was started, is
     stopped however the block ends."""
     placement = placement_for(units)

@@ -56,6 +56,7 @@ def local_client(workers: int) -> Iterator[Any]:
 
     from membench.cleanup.private_temp import private_dir, remove
 
+    # a WorkerPlugin subclass made here, so that importing this module imports no Dask
     plugin = type("WorkerOfThisStage", (_WorkerOfThisStage, WorkerPlugin), {})(os.getpid())
     directory = private_dir("dask")
     cluster = client = None

@@ -27,7 +27,7 @@ import heapq
 import math
 from array import array
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from operator import add
@@ -74,13 +74,28 @@ class TokenPool:
         words = self.tokenize(text) if corpus_tokens is None else corpus_tokens
         frequencies = Counter(words)  # first occurrence first, as rank-bm25 counts
         ids = self.words
-        self._word_ids.extend([ids.setdefault(word, len(ids)) for word in frequencies])
-        self._counts.extend(frequencies.values())
-        self._starts.append(len(self._word_ids))
-        self._lengths.append(len(words))
+        word_ids = [ids.setdefault(word, len(ids)) for word in frequencies]
+        try:
+            self._grow(word_ids, frequencies.values(), len(words))
+        except BufferError:
+            # A numpy view of the arrays outlived its call: a frame that held it is still
+            # referenced (a Dask worker's stack sampler, a kept traceback). The views keep
+            # the old arrays; the pool goes on in copies, cut back to its whole documents.
+            documents = len(self._ids)
+            end = self._starts[documents]
+            self._starts = self._starts[:documents + 1]
+            self._word_ids, self._counts = self._word_ids[:end], self._counts[:end]
+            self._lengths = self._lengths[:documents]
+            self._grow(word_ids, frequencies.values(), len(words))
         pool_id = len(self._ids)
         self._ids[text] = pool_id
         return pool_id
+
+    def _grow(self, word_ids: list[int], counts: Iterable[int], length: int) -> None:
+        self._word_ids.extend(word_ids)
+        self._counts.extend(counts)
+        self._starts.append(len(self._word_ids))
+        self._lengths.append(length)
 
     def postings(self, documents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(word id, count) of every posting of the listed documents, in their order."""
