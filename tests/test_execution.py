@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from membench.execution.errors import ClusterError
-from membench.execution.executor import InProcess, Measured, OnDask, executor
+from membench.execution.executor import InProcess, OnDask, executor
 from membench.execution.identity import mismatch, process_identity
 from membench.execution.placement import Placement, placement_for
 
@@ -60,37 +60,9 @@ def test_placement_comes_from_the_environment_never_from_params(no_cluster_confi
     with pytest.raises(ValueError, match="MEMBENCH_WORKERS='two'"):
         placement_for(8)
     monkeypatch.delenv("MEMBENCH_WORKERS")
-    assert placement_for(1) == Placement()  # one unit: no cluster
+    assert placement_for(8) == Placement()  # unset: this process
     with dask.config.set({"scheduler-address": "tcp://10.0.0.1:8786"}):
         assert placement_for(8).existing and placement_for(8).address == "tcp://10.0.0.1:8786"
-
-
-def test_small_work_stays_in_this_process(no_cluster_configured, monkeypatch):
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    lines = []
-    with executor("demo", 4, lines.append) as units:
-        assert isinstance(units, Measured)
-        assert units.map(square_plus, 1, [1, 2, 3, 4], label="demo") == [2, 5, 10, 17]
-        assert units.placement == Placement()  # no cluster was started
-    assert lines[-1].startswith("demo: 4/4 done (4)")
-
-
-def caches_a_lock(shared: dict, unit: int) -> int:
-    """A unit filling a cache in the shared inputs with what cannot be pickled."""
-    shared.setdefault("cache", threading.Lock())
-    return unit + shared["offset"]
-
-
-def test_units_after_the_first_get_the_inputs_as_they_were_before_it(
-        no_cluster_configured, monkeypatch):
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr("membench.execution.executor.SMALL_WORK_SECONDS", 0.0)
-    lines = []
-    with executor("demo", 4, lines.append) as units:
-        assert units.map(caches_a_lock, {"offset": 10}, [1, 2, 3, 4], label="demo") == \
-            [11, 12, 13, 14]
-        assert units.placement == Placement(workers=2)  # the rest ran on a cluster
-    assert "demo: 3 more units on a local Dask cluster of 2 worker(s)" in lines
 
 
 @pytest.mark.parametrize("workers", ["0", "1", "2"])

@@ -14,15 +14,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from membench.execution.errors import ClusterError
-from membench.execution.placement import Placement, configured_workers, placement_for
+from membench.execution.placement import Placement, placement_for
 from membench.plugins import loaded_plugins
 
 U = TypeVar("U")
 R = TypeVar("R")
 Say = Callable[[str], None]
-
-SMALL_WORK_SECONDS = 10.0  # less than this in this process: no cluster is started
-
 
 def _duration(seconds: float) -> str:
     seconds = round(seconds)
@@ -68,22 +65,6 @@ def _shared(value: Any) -> Any:
     return value
 
 
-class _Frozen:
-    """Shared inputs pickled before a unit ran in this process (a unit may fill caches in
-    them, holding what cannot travel: a database connection's lock)."""
-
-    def __init__(self, value: Any) -> None:
-        import cloudpickle
-
-        self.blob = cloudpickle.dumps(value)
-
-
-def _thawed(blob: bytes) -> Any:
-    import cloudpickle
-
-    return cloudpickle.loads(blob)
-
-
 def _in_worker(plugins: tuple[str, ...], function: Callable[[Any, U], R], shared: Any,
                unit: U) -> R:
     """A unit on a worker, its registries filled as the stage's were."""
@@ -122,12 +103,8 @@ class OnDask:
         with warnings.catch_warnings():  # the shared inputs are large by design
             for said in (".*[Ll]arge object", ".*[Ll]arge graph", ".*task graph"):
                 warnings.filterwarnings("ignore", message=said)
-            if isinstance(shared, _Frozen):
-                inputs = self.client.submit(_thawed, shared.blob, key=f"{label}-inputs-{run}",
-                                            pure=False)
-            else:
-                inputs = self.client.submit(_shared, shared, key=f"{label}-inputs-{run}",
-                                            pure=False)
+            inputs = self.client.submit(_shared, shared, key=f"{label}-inputs-{run}",
+                                        pure=False)
             plugins = loaded_plugins()
             futures = [self.client.submit(_in_worker, plugins, function, inputs, unit,
                                           pure=False,
@@ -148,47 +125,13 @@ class OnDask:
             self.client.cancel(futures + [inputs], force=True)
 
 
-class Measured:
-    """The machine's own cores, unless the work is small: the first unit runs here, and a
-    private cluster starts for the rest only if they would take SMALL_WORK_SECONDS or
-    more at its pace (a cluster's start costs a few seconds)."""
-
-    def __init__(self, workers: int, say: Say) -> None:
-        self.workers, self.say = workers, say
-        self.placement = Placement()
-
-    def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
-            label: str, name: Callable[[U], str] = str) -> list[R]:
-        progress = _Progress(label, len(units), self.say)
-        here = InProcess(self.say)
-        frozen = _Frozen(shared) if len(units) > 2 else None  # before a unit touches them
-        started = time.monotonic()
-        results = here.map(function, shared, units[:1], label=label, name=name,
-                           progress=progress)
-        rest = units[1:]
-        if (time.monotonic() - started) * len(rest) < SMALL_WORK_SECONDS or len(rest) < 2:
-            return results + here.map(function, shared, rest, label=label, name=name,
-                                      progress=progress)
-        from membench.execution.local import local_client
-
-        workers = min(self.workers, len(rest))
-        with local_client(workers) as client:
-            self.placement = Placement(workers=workers)
-            self.say(f"{label}: {len(rest)} more units on {self.placement.describe()}")
-            return results + OnDask(client, self.placement, self.say).map(
-                function, frozen, rest, label=label, name=name, progress=progress)
-
-
 @contextlib.contextmanager
-def executor(label: str, units: int, say: Say) -> Iterator[InProcess | Measured | OnDask]:
+def executor(label: str, units: int, say: Say) -> Iterator[InProcess | OnDask]:
     """Where `units` units of `label` run; the private cluster, if one was started, is
     stopped however the block ends."""
     placement = placement_for(units)
     if not placement.existing and not placement.workers:
         yield InProcess(say)
-        return
-    if not placement.existing and configured_workers() is None:
-        yield Measured(placement.workers, say)
         return
     if placement.existing:
         from membench.execution.existing import connected

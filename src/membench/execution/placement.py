@@ -3,9 +3,8 @@
 - Dask's own configuration names an existing cluster: `scheduler-address`
   (DASK_SCHEDULER_ADDRESS) or `scheduler-file` (DASK_SCHEDULER_FILE, the JSON file
   `dask scheduler --scheduler-file` writes).
-- Else MEMBENCH_WORKERS: 0 runs in this process; N starts a private LocalCluster of N
-  worker processes (at most one per unit).
-- Else one worker per core, in this process when there is one core or one unit."""
+- Else MEMBENCH_WORKERS: 0 (the default) runs in this process; N starts a private
+  LocalCluster of N worker processes (at most one per unit)."""
 
 from __future__ import annotations
 
@@ -54,12 +53,5 @@ def placement_for(units: int) -> Placement:
     if address or scheduler_file:
         return Placement(address=str(address) if address else None,
                          scheduler_file=str(scheduler_file) if scheduler_file else None)
-    workers = configured_workers()
-    if workers is None:
-        workers = os.cpu_count() or 1
-        if workers < 2:
-            workers = 0
-    workers = min(workers, units)
-    if workers and units < 2 and configured_workers() is None:
-        workers = 0  # one unit: a cluster would only add its start
+    workers = min(configured_workers() or 0, units)
     return Placement(workers=workers)
