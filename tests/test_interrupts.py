@@ -125,6 +125,36 @@ def test_a_signal_inside_a_deferred_section_takes_effect_when_it_ends(tmp):
     assert process.returncode == 143 and marker.read_text() == "renamed", err
 
 
+# The interpreter resets the signals it handles to their defaults before it frees its
+# modules: a second signal then killed a process whose cleanup was done (-15, not 143).
+SLOW_FINALIZATION = """
+    import os, time
+    from membench.cleanup import interrupts
+
+    class FreedLate:
+        def __del__(self, write=os.write, sleep=time.sleep):
+            write(1, b"finalizing\\n")
+            sleep(1.5)
+
+    kept = FreedLate()  # freed with __main__'s globals, after signal handling is finalized
+    interrupts.install()
+    print("ready", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_second_signal_while_the_interpreter_finalizes_does_not_kill_it(tmp, signum):
+    process = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SLOW_FINALIZATION)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline() == "ready\n"
+    process.send_signal(signum)
+    assert process.stdout.readline() == "finalizing\n"
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + signum, err
+
+
 KILLED_OWNER = """
     import os, signal, sys
     from membench.cleanup import private_temp

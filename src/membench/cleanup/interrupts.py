@@ -3,7 +3,10 @@
 The first signal prints one line and raises SystemExit(128 + signal) in the main thread,
 so the command unwinds through its finally blocks (servers stopped, temporary stores and
 partial outputs removed). Every later signal is ignored: a CI runner's or an impatient
-user's second SIGTERM never interrupts the cleanup the first one started. A section
+user's second SIGTERM never interrupts the cleanup the first one started. They are
+ignored by the kernel (SIG_IGN), not by a Python handler: at exit the interpreter resets
+the signals it handles to their defaults before it frees its modules, and a second
+SIGTERM in that window would otherwise kill the process with -15. A section
 that must not be cut in half (removing a directory, renaming outputs into place) runs
 under `deferred()`: a first signal arriving there takes effect when the section ends.
 """
@@ -31,10 +34,16 @@ def _say(signum: int) -> None:
                 f"temporary files, then exiting with {128 + signum}\n".encode())
 
 
+def _ignore_later_signals() -> None:
+    for each in SIGNALS:
+        signal.signal(each, signal.SIG_IGN)  # kept through the interpreter's finalization
+
+
 def _on_signal(signum: int, frame: object) -> None:
     global _received, _pending
     if _received is not None or _pending is not None:
         return  # the cleanup of the first signal is under way
+    _ignore_later_signals()
     if _depth:
         _pending = signum
         return
