@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import yaml
 from interrupt_helpers import build_inputs, make_workspace, processes_naming, stage_command
 from pipeline_clone import OUTPUTS
 
@@ -340,22 +341,21 @@ SEED = 25  # the issue's number: the same random points on every run
 @pytest.mark.slow
 def test_signals_at_random_points_of_dvc_repro_lose_nothing(built_clone, built_clone_copy):
     """One trial (the seed picks the moment and the signal): `dvc repro --force` of a warm
-    clone, its process group sent SIGTERM or SIGINT after a seeded random share of an
-    uninterrupted run's time (a CI runner's cancel), then a second signal a second later:
-    exit non-zero, no process naming its TMPDIR, its TMPDIR empty,
+    clone, its process group sent SIGTERM or SIGINT a seeded random time after a seeded
+    random stage started, never the last (a CI runner's cancel), then a second signal a
+    second later: exit non-zero, no process naming its TMPDIR, its TMPDIR empty,
     every output either absent or whole (the committed bytes, never a partial file); then
     a plain `dvc repro` succeeds and every output and dvc.lock are the committed bytes."""
     clone = built_clone_copy
     reference = {name: digest(built_clone / name) for name in OUTPUTS}
-    # The random points are shares of this machine's own uninterrupted run: on a fast
-    # machine a fixed delay can fall after the run has ended, testing nothing.
-    start = time.monotonic()
-    uninterrupted = dvc(clone, "repro", "--force")
-    assert uninterrupted.returncode == 0, uninterrupted.stdout + uninterrupted.stderr
-    took = time.monotonic() - start
+    stages = len(yaml.safe_load((clone / "dvc.yaml").read_text())["stages"])
     rng = random.Random(SEED)
     for trial in range(1):  # each about as long as the run itself (memory systems included)
-        delay = rng.uniform(0.05, 0.8) * took
+        # The moment is counted in the run's own stages, not in seconds: a fixed delay can
+        # fall after the run has ended on a fast machine, and timing an uninterrupted run
+        # first cost a whole `dvc repro --force`.
+        after_stage = rng.randrange(1, stages)  # the n-th "Running stage" line, not the last
+        delay = rng.uniform(0.0, 1.0)
         signum = rng.choice([signal.SIGTERM, signal.SIGINT])
         tmp = Path(tempfile.mkdtemp(prefix="mbs-", dir="/tmp"))
         tmp.chmod(0o755)  # the servers run as `nobody` when the tests run as root
@@ -364,12 +364,19 @@ def test_signals_at_random_points_of_dvc_repro_lose_nothing(built_clone, built_c
                 ["dvc", "repro", "--force"], cwd=clone, start_new_session=True,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                 env={**os.environ, "DVC_NO_ANALYTICS": "1", "TMPDIR": str(tmp)})
+            seen = ""
+            while seen.count("Running stage '") < after_stage:
+                line = process.stdout.readline()
+                assert line, f"the run ended before stage {after_stage}:\n{seen}"
+                seen += line
             time.sleep(delay)
             for _ in range(2):  # a second signal a second later, while any of it runs
                 _signal_group(process.pid, signum)
                 time.sleep(1.0)
             output, _ = process.communicate(timeout=300)
-            where = f"trial {trial}: {signal.Signals(signum).name} after {delay:.1f} s\n"
+            output = seen + output
+            where = (f"trial {trial}: {signal.Signals(signum).name} {delay:.1f} s after "
+                     f"stage {after_stage} started\n")
             assert process.returncode != 0, where + output
             _wait_for_no_process(str(tmp), where)
             _wait_for_empty(tmp, where + output)
