@@ -108,7 +108,7 @@ def child(sessions: int, audit: bool) -> None:
     records = stage("extract", lambda: extract(scenario))
     policies = without_embeddings(build_policies(params.policies))
     indexes = IndexCache()
-    stage("bench", lambda: run_bench(scenario, records, policies, counter.count_all, indexes))
+    stage("bench", lambda: run_bench(scenario, records, policies, counter.count_lines, indexes))
     if audit:
         stage("audit", lambda: run_audit(scenario, records, policies, indexes))
     print(json.dumps({"stage": "process", "seconds": time.perf_counter() - start,

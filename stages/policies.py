@@ -49,7 +49,7 @@ def policies(scenario: ScenarioDir, records: RecordsFile, index: IndexFile,
     indexes = IndexCache(index_from_table(read_parquet(index)),
                          vectors_from_table(read_parquet(embeddings), p.embedding.model))
     policy_list = build_policies(p.policies)
-    result = run_bench(built, fact_records, policy_list, counter.count_all, indexes,
+    result = run_bench(built, fact_records, policy_list, counter.count_lines, indexes,
                        progress=progress)
     progress(f"deletion audit on days {', '.join(map(str, audit_days(built)))}")
     audit_rows = run_audit(built, fact_records, policy_list, indexes)

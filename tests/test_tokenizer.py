@@ -106,3 +106,25 @@ def test_a_grown_text_encodes_only_its_new_pieces(counter):
     assert counter.count_all(["\n".join(lines)]) == [
         len(counter.encoding.encode_ordinary("\n".join(lines)))]
     assert len(counter._known) - known <= 100
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.lists(st.sampled_from(_TRICKY), max_size=12).map("".join),
+                         max_size=8), max_size=4))
+def test_counts_of_texts_given_as_lines_equal_their_joined_counts(counter, texts):
+    """Lines that start with whitespace, "/" or nothing join the line before into one run;
+    the counts are tiktoken's of each text joined, in any order and repeated."""
+    texts = texts + texts[:1]
+    assert counter.count_lines(texts) == [
+        len(counter.encoding.encode_ordinary("\n".join(lines))) for lines in texts]
+
+
+def test_lines_are_remembered_by_the_callers_own_strings(counter):
+    """No copy of a store's text: a line that starts a pre-token is its own memo key."""
+    lines = [f"[day {d}] user: line {d} / assistant: ok." for d in range(1, 50)]
+    lines += ["  indented, joined to the line before", "last"]
+    assert counter.count_lines([lines]) == [
+        len(counter.encoding.encode_ordinary("\n".join(lines)))]
+    keys = {id(key) for key in counter._lines}
+    assert all(id(line) in keys for line in lines[:48])  # the 49th joins the indented one
+    assert "\n".join(lines[48:50]) in counter._lines and lines[-1] not in counter._lines

@@ -65,6 +65,12 @@ def build_encoding(vocabulary: bytes) -> tiktoken.Encoding:
     )
 
 
+# A line that starts like this begins a new pre-token after the newline that joins it to
+# the line before: the same class as CLEAN_CUT's lookahead.
+_STARTS_CLEAN = re.compile(r"[^\s/]")
+LINES_PER_BATCH = 20_000  # new lines whose pieces are cut, encoded and summed at once
+
+
 class TokenCounter:
     """Exact o200k_base token counts of whole texts.
 
@@ -72,38 +78,85 @@ class TokenCounter:
     pre-token) and its count is the sum of its pieces' counts, each piece encoded once and
     memoized by its own string: a transcript joined on day 3,000 costs only its new lines.
     Counts of the identical strings, so a cached count can never drift from an uncached one.
+
+    A text given as its lines (count_lines) is never joined: its count is summed line by
+    line, each line's count with its joining newline memoized by the line itself (the
+    caller's string, not a copy), so a store of 30,000 sessions costs no second copy.
     """
 
     def __init__(self, encoding: tiktoken.Encoding) -> None:
         self.encoding = encoding
-        self._known: dict[str, int] = {}
+        self._known: dict[str, int] = {}  # piece -> its count
+        self._lines: dict[str, int] = {}  # line (or run of lines) -> count of it + "\n"
 
     def count(self, text: str) -> int:
         return self.count_all([text])[0]
+
+    def count_all(self, texts: Sequence[str]) -> list[int]:
+        """Counts of many texts."""
+        return self.count_lines([(text,) for text in texts])
+
+    def count_lines(self, texts: Sequence[Sequence[str]]) -> list[int]:
+        """Counts of texts each given as its lines: the count of "\n".join(lines).
+
+        Where the next line starts a pre-token, the joined text would be cut after the
+        joining newline: the count is the sum over the runs of lines between such cuts, a
+        run's count (with its newline) memoized by the run. Only the last run of a text is
+        counted without the newline."""
+        totals: dict[tuple[str, ...], int] = {}
+        with ThreadPoolExecutor(COUNT_THREADS) as pool:
+            for lines in dict.fromkeys(tuple(lines) for lines in texts):
+                runs = _runs(lines)
+                if not runs:
+                    totals[lines] = 0
+                    continue
+                *joined, last = runs
+                self._learn([run for run in joined if run not in self._lines], pool)
+                last_pieces = _pieces(last)
+                self._encode([p for p in last_pieces if p not in self._known], pool)
+                totals[lines] = (sum(self._lines[run] for run in joined)
+                                 + sum(self._known[p] for p in last_pieces))
+        return [totals[tuple(lines)] for lines in texts]
+
+    def _learn(self, runs: list[str], pool: ThreadPoolExecutor) -> None:
+        """Memoizes the count of each run followed by its newline, a batch at a time (only
+        one batch's pieces exist at once)."""
+        for start in range(0, len(runs), LINES_PER_BATCH):
+            batch = [(run, _pieces(run + "\n")) for run in runs[start:start + LINES_PER_BATCH]]
+            self._encode([p for _, pieces in batch for p in pieces if p not in self._known],
+                         pool)
+            for run, pieces in batch:
+                self._lines[run] = sum(self._known[p] for p in pieces)
+
+    def _encode(self, pieces: list[str], pool: ThreadPoolExecutor) -> None:
+        """Encodes the pieces in parallel threads (tiktoken releases the GIL) and remembers
+        their lengths; never the token lists."""
+        todo = list(dict.fromkeys(pieces))
+        # One task per thread, each encoding its share in turn: pieces are short, and a
+        # task per piece would cost more in the executor than in tiktoken.
+        share = max(1, -(-len(todo) // COUNT_THREADS))
+        parts = [todo[i:i + share] for i in range(0, len(todo), share)]
+        for part, counts in zip(parts, pool.map(self._encoded_lengths, parts), strict=True):
+            self._known.update(zip(part, counts, strict=True))
 
     def _encoded_lengths(self, pieces: Sequence[str]) -> list[int]:
         encode = self.encoding.encode_ordinary
         return [len(encode(piece)) for piece in pieces]
 
-    def count_all(self, texts: Sequence[str]) -> list[int]:
-        """Counts of many texts; uncached pieces are encoded in parallel threads (tiktoken
-        releases the GIL), then remembered; only lengths are kept, never token lists.
-        Texts are cut one at a time, so only one text's pieces exist at once."""
-        known = self._known
-        totals: dict[str, int] = {}
-        with ThreadPoolExecutor(COUNT_THREADS) as pool:
-            for text in dict.fromkeys(texts):
-                pieces = _pieces(text)
-                todo = list(dict.fromkeys(p for p in pieces if p not in known))
-                # One task per thread, each encoding its share in turn: pieces are short,
-                # and a task per piece would cost more in the executor than in tiktoken.
-                share = max(1, -(-len(todo) // COUNT_THREADS))
-                parts = [todo[i:i + share] for i in range(0, len(todo), share)]
-                for part, counts in zip(parts, pool.map(self._encoded_lengths, parts),
-                                        strict=True):
-                    known.update(zip(part, counts, strict=True))
-                totals[text] = sum(known[p] for p in pieces)
-        return [totals[t] for t in texts]
+
+def _runs(lines: Sequence[str]) -> list[str]:
+    """The lines grouped where joining them would not be cut: a run is one line (the
+    caller's own string) unless the next line starts with whitespace, "/" or nothing."""
+    runs: list[str] = []
+    pending: list[str] = []
+    for line in lines:
+        if pending and _STARTS_CLEAN.match(line):
+            runs.append(pending[0] if len(pending) == 1 else "\n".join(pending))
+            pending = []
+        pending.append(line)
+    if pending:
+        runs.append(pending[0] if len(pending) == 1 else "\n".join(pending))
+    return runs
 
 
 def _pieces(text: str) -> list[str]:

@@ -35,7 +35,7 @@ from membench.retrieval.dense import reciprocal_rank_fusion
 from membench.retrieval.retrievers import RRF_K, Document, IndexCache
 from membench.scenario.model import Scenario
 from membench.scoring.audit import audit_days
-from membench.scoring.bench import BenchResult, Progress, run_bench
+from membench.scoring.bench import BenchResult, Progress, no_tokens, run_bench
 
 Files = Callable[[Path | None], Iterable[tuple[str, bytes]]]  # membench.io.at_rest
 
@@ -264,10 +264,6 @@ class BackendRun(BackendAudit):
         return BackendAudit(self.rankings, self.at_rest, self.costs)
 
 
-def _no_tokens(texts: Sequence[str]) -> list[int]:
-    return [0] * len(texts)
-
-
 def _rewritten(before: dict[str, bytes], after: dict[str, bytes]) -> int:
     total = 0
     for name in set(before) | set(after):
@@ -392,7 +388,7 @@ def run_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario
                     cache=cache)
     cured: dict[tuple[int, str], Cured] = {}
     try:
-        result = run_bench(scenario, records, policies, _no_tokens, vectors,
+        result = run_bench(scenario, records, policies, no_tokens, vectors,
                            progress=said, memories=replay.memory)
         said(f"replayed to day {replay.day} of {scenario.sessions}; the audit to the end")
         replay.advance_to(scenario.sessions, backend_audit_days(scenario))

@@ -87,7 +87,7 @@ def bench(params: ParamsFile = PARAMS_FILE, vocabulary: VocabularyFile = None,
     """Run every stage in memory (no DVC, no files written) and print the raw table."""
     p = read_params(params)
     run = run_in_memory(p, vocabulary=vocabulary, progress=None if quiet else progress,
-                        dense=dense)
+                        dense=dense, keep_contexts=False)  # the table reads no context
     s, last = run.scenario, max(run.scenario.probe_days)
     changed = sum(len(f.versions) > 1 for f in s.facts)
     deleted = sum(f.deletion is not None for f in s.facts)
@@ -108,7 +108,7 @@ def _systems(p, scenario, vocabulary, quiet: bool, last: int) -> None:
     from membench.retrieval.embedding_cache import EmbeddingCache
     from membench.scoring.bench import BenchResult
 
-    done = run_named_systems(p, scenario, load_token_counter(vocabulary).count_all,
+    done = run_named_systems(p, scenario, load_token_counter(vocabulary).count_lines,
                              EmbeddingCache(), (lambda _: None) if quiet else progress)
     rows = [replace(r, policy=f"{run.system} ({run.mode})")
             for run in done.runs for r in run.result.outcomes]

@@ -35,8 +35,11 @@ class InMemoryRun:
 
 
 def run_in_memory(params: Params, root: Path = Path("."), vocabulary: Path | None = None,
-                  progress: Progress | None = None, dense: bool = False) -> InMemoryRun:
-    """With dense=False the policies that need embeddings are left out (no model load, fast)."""
+                  progress: Progress | None = None, dense: bool = False,
+                  keep_contexts: bool = True) -> InMemoryRun:
+    """With dense=False the policies that need embeddings are left out (no model load, fast);
+    keep_contexts=False leaves the rows' contexts empty (a long story's run then holds one
+    probe day's contexts at a time)."""
     s = params.scenario
     counter = load_token_counter(vocabulary)
     spec = read_scenario_source(root / s.file)
@@ -55,8 +58,9 @@ def run_in_memory(params: Params, root: Path = Path("."), vocabulary: Path | Non
     if dense:
         vectors = _embedded(embedding_texts(scenario, records, embedded_stores(policies)),
                             params, progress)
-    result = run_bench(scenario, records, policies, counter.count_all,
-                       IndexCache(vectors=vectors), progress=progress)
+    result = run_bench(scenario, records, policies, counter.count_lines,
+                       IndexCache(vectors=vectors), progress=progress,
+                       keep_contexts=keep_contexts)
     return InMemoryRun(corpus, scenario, records, policies, result)
 
 

@@ -65,7 +65,21 @@ class Exchange:
     date: str | None = None  # format 2: the session's ISO date, when given
 
     def line(self) -> str:
-        """The exchange as every store keeps it: dated, user then assistant."""
+        """The exchange as every store keeps it: dated, user then assistant. Made once: every
+        store, index and token count of every probe day shares the one string (a transcript
+        of 30,000 sessions is hundreds of MB, and each copy of it counts)."""
+        try:
+            return self.__dict__["_line"]
+        except KeyError:
+            line = self._formatted_line()
+            object.__setattr__(self, "_line", line)  # a cache, not a field (frozen)
+            return line
+
+    def __getstate__(self) -> dict:
+        """Pickled without the cached line: a worker makes it again if it needs it."""
+        return {k: v for k, v in self.__dict__.items() if k != "_line"}
+
+    def _formatted_line(self) -> str:
         if self.turn_id is not None:
             when = f"day {self.day}, {self.date}" if self.date else f"day {self.day}"
             return f"[{when}] {self.speaker}: {self.user}"

@@ -66,16 +66,26 @@ def gold_evidence(scenario: Scenario, fact_key: str, day: int) -> int | None:
                 if e.fact_key == fact_key and (e.day, e.slot) == (current.day, current.slot))
 
 
-CountTokens = Callable[[Sequence[str]], list[int]]
+# Counts of texts each given as its lines (the text is the lines joined by newlines): a
+# store's count never needs its joined text (membench.tokenizer.TokenCounter.count_lines).
+CountTokens = Callable[[Sequence[Sequence[str]]], list[int]]
+
+
+def no_tokens(texts: Sequence[Sequence[str]]) -> list[int]:
+    """A CountTokens for runs whose token columns nobody reads (no vocabulary loaded)."""
+    return [0] * len(texts)
 
 
 def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
               count_tokens: CountTokens, indexes: IndexCache | None = None,
               progress: Progress | None = None,
-              memories: Callable[[int, IndexCache], Memory] | None = None) -> BenchResult:
+              memories: Callable[[int, IndexCache], Memory] | None = None,
+              keep_contexts: bool = True) -> BenchResult:
     """count_tokens takes every distinct text of a day at once, so a counter can batch
     them; counting day by day keeps only the day's texts alive, not every day's stores.
-    memories(day, indexes), if given, supplies each probe day's Memory (real stores)."""
+    memories(day, indexes), if given, supplies each probe day's Memory (real stores).
+    keep_contexts=False leaves every row's context empty once it is classified and counted:
+    a caller that reads only outcomes and counts then holds one day's contexts at a time."""
     indexes = indexes or IndexCache()
     outcomes: list[OutcomeRow] = []
     stored: list[StoredRow] = []
@@ -88,24 +98,25 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
         if progress:
             progress(f"day {day}: {len(policies)} policies x {len(probes)} probes")
         day_outcomes: list[OutcomeRow] = []
-        day_stored: list[tuple[StoredRow, str]] = []  # each row with its store's text
+        day_stored: list[StoredRow] = []
+        lines_of: dict[str, tuple[str, ...]] = {}  # each distinct context -> its lines
         for policy in policies:
             for store in policy.stores:
-                day_stored.append((StoredRow(policy.id, day, store, len(memory.lines(store)),
-                                             tokens=0), memory.text(store)))  # counted below
+                day_stored.append(StoredRow(policy.id, day, store, len(memory.lines(store)),
+                                            tokens=0))  # counted below
             for probe in probes:
+                injection = policy.inject(memory, probe.question)
+                context = injection.context
+                lines_of.setdefault(context, injection.lines)
                 if scorer is not None:  # format 2
-                    injection = policy.inject(memory, probe.question)
                     day_outcomes.append(OutcomeRow(
                         policy=policy.id, form=probe.form_name, day=day,
                         question=probe.question, injected_tokens=0,
-                        context=injection.context, retrieved=injection.retrieved,
-                        **format2_fields(scenario, scorer, probe, day, injection.context,
+                        context=context, retrieved=injection.retrieved,
+                        **format2_fields(scenario, scorer, probe, day, context,
                                          injection.retrieved)))
                     continue
                 fact = scenario.fact(probe.fact_key)
-                injection = policy.inject(memory, probe.question)
-                context = injection.context
                 gold = golds[fact.key]
                 day_outcomes.append(OutcomeRow(
                     policy=policy.id,
@@ -122,9 +133,15 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
                     gold_retrieved=None if injection.retrieved is None or gold is None
                     else gold in injection.retrieved,
                 ))
-        texts = list(dict.fromkeys([r.context for r in day_outcomes]
-                                   + [text for _, text in day_stored]))
-        counts = dict(zip(texts, count_tokens(texts), strict=True))
-        outcomes += (replace(r, injected_tokens=counts[r.context]) for r in day_outcomes)
-        stored += (replace(r, tokens=counts[text]) for r, text in day_stored)
+        # Every distinct text of the day counted at once, each as its lines: a store's
+        # joined text is never built for its count.
+        stores = list(dict.fromkeys(row.store for row in day_stored))
+        counted = count_tokens([*lines_of.values(), *(memory.lines(s) for s in stores)])
+        context_tokens = dict(zip(lines_of, counted, strict=False))
+        store_tokens = dict(zip(stores, counted[len(lines_of):], strict=True))
+        del lines_of
+        outcomes += (replace(r, injected_tokens=context_tokens[r.context],
+                             context=r.context if keep_contexts else "")
+                     for r in day_outcomes)
+        stored += (replace(r, tokens=store_tokens[r.store]) for r in day_stored)
     return BenchResult(tuple(outcomes), tuple(stored))

@@ -14,7 +14,7 @@ from membench.extraction.settings import NoiseSettings
 from membench.memory.policies import Policy
 from membench.retrieval.retrievers import IndexCache
 from membench.scenario.model import Scenario
-from membench.scoring.bench import OutcomeRow, run_bench
+from membench.scoring.bench import OutcomeRow, no_tokens, run_bench
 
 # The sweep's references: retrieval over the transcript, which no extractor touches.
 REFERENCES = ("bm25_transcript", "dense_transcript", "hybrid_transcript")
@@ -27,13 +27,9 @@ def profile_policies(policies: Sequence[Policy]) -> list[Policy]:
     return [p for p in policies if "profile" in p.stores]
 
 
-def _no_tokens(texts: Sequence[str]) -> list[int]:
-    return [0] * len(texts)
-
-
 def _outcomes(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
               indexes: IndexCache) -> list[OutcomeRow]:
-    return list(run_bench(scenario, records, policies, _no_tokens, indexes).outcomes)
+    return list(run_bench(scenario, records, policies, no_tokens, indexes).outcomes)
 
 
 def combined(rows: Sequence[OutcomeRow], policy: str) -> dict[str, int]:

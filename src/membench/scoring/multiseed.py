@@ -14,7 +14,7 @@ from membench.extraction.settings import ExtractSettings
 from membench.memory.policies import PolicySettings, build_policies, without_embeddings
 from membench.scenario.build import CorpusText, ScenarioShape
 from membench.scenario.sources import ScenarioSource, build_any
-from membench.scoring.bench import run_bench
+from membench.scoring.bench import no_tokens, run_bench
 from membench.scoring.results import OUTCOMES, Counts, ResultsTable
 
 
@@ -32,17 +32,13 @@ class SeedInputs:
     turn_vectors: TurnVectorMap | None = None
 
 
-def _no_tokens(texts: Sequence[str]) -> list[int]:
-    return [0] * len(texts)
-
-
 def counts_for_seed(inputs: SeedInputs, seed: int) -> Counts:
     scenario = build_any(inputs.spec, inputs.corpus, replace(inputs.shape, seed=seed))
     records = extractor_for(inputs.extractor, inputs.extraction, inputs.turn_vectors)(scenario)
     # Dense policies need every seed's texts embedded (about 15 s a seed on 2 cores);
     # the multi-seed table covers the lexical and stored-memory policies only.
     policies = without_embeddings(build_policies(inputs.settings))
-    result = run_bench(scenario, records, policies, _no_tokens)
+    result = run_bench(scenario, records, policies, no_tokens)
     return ResultsTable(result).counts([p.id for p in policies])
 
 
