@@ -108,7 +108,9 @@ def child(sessions: int, audit: bool) -> None:
     records = stage("extract", lambda: extract(scenario))
     policies = without_embeddings(build_policies(params.policies))
     indexes = IndexCache()
-    stage("bench", lambda: run_bench(scenario, records, policies, counter.count_lines, indexes))
+    # keep_contexts=False, as `membench bench` runs it: its table reads no context
+    stage("bench", lambda: run_bench(scenario, records, policies, counter.count_lines, indexes,
+                                     keep_contexts=False))
     if audit:
         stage("audit", lambda: run_audit(scenario, records, policies, indexes))
     print(json.dumps({"stage": "process", "seconds": time.perf_counter() - start,

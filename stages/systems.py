@@ -61,7 +61,7 @@ def systems(scenario: ScenarioDir, corpus: CorpusSnapshot, out: OutFile, users_o
     users = deployment_users(p, files)
     responses = read_cache(model_cache)
     with model_answers(p.model, responses, model_cache, "systems") as ask:
-        done = run_named_systems(p, built, counter.count_all, cache, progress, users, ask)
+        done = run_named_systems(p, built, counter.count_lines, cache, progress, users, ask)
     deleted = sum(f.deleted_at is not None for f in built.facts)
     users_deleted = sum(f.deleted_at is not None for u in users for f in u.scenario.facts)
     with staged_outputs() as outputs:

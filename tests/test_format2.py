@@ -56,7 +56,8 @@ def bench(data: dict):
     scenario = build(data)
     records = EXTRACTORS["perfect"](scenario)
     policies = without_embeddings(build_policies(PARAMS.policies))
-    result = run_bench(scenario, records, policies, lambda texts: [len(t) for t in texts])
+    result = run_bench(scenario, records, policies,
+                       lambda texts: [len("\n".join(lines)) for lines in texts])
     return scenario, {(r.policy, r.probe_id): r for r in result.outcomes}, result
 
 

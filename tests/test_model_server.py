@@ -182,7 +182,7 @@ def test_a_system_writing_through_the_model_replays_from_the_cache(server, defau
             system = SYSTEMS[name].with_model(ask, 0)
             done = run_system(system, story, FORGET_API, p.policies,
                               lambda texts: np.stack([_unit(t) for t in texts]),
-                              lambda texts: [len(t.split()) for t in texts], directory,
+                              lambda texts: [len("\n".join(t).split()) for t in texts], directory,
                               backend_files, fork_in(tmp_path))
         return done.result.outcomes, done.at_rest
 

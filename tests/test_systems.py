@@ -35,8 +35,8 @@ def embed(texts) -> np.ndarray:
     return np.stack([_vector(t) for t in texts]).astype(np.float32)
 
 
-def count_tokens(texts):
-    return [len(t.split()) for t in texts]
+def count_tokens(texts):  # each text as its lines (membench.scoring.bench.CountTokens)
+    return [len("\n".join(lines).split()) for lines in texts]
 
 
 def run(name: str, mode: str, scenario, settings, root: Path):
