@@ -1,7 +1,7 @@
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from membench.scenario.text import has, tokens
+from membench.scenario.text import has, lowered, tokens
 
 
 def test_tokens_are_lowercase_letter_digit_runs():
@@ -35,3 +35,16 @@ words = st.text(alphabet="ab1 -./", min_size=0, max_size=30)
 @given(text=words, value=words.filter(lambda v: tokens(v)))
 def test_has_equals_token_sublist(text, value):
     assert has(text, value) == _sublist(tokens(value), tokens(text))
+
+
+# Capital sigma lowercases by its neighbours (final or not), skipping case-ignorable marks
+# and apostrophes; dotted capital I grows to two characters; the rest is ordinary text.
+_CASING = ["\u03a3", "\u03a3", "\u0391", "\u03b1", "\u0301", "'", ".", "\u0130", "A", "b",
+           "\u00df", " ", "\n", "\n", "\n\u03a3", "\u03a3\n", "1", "\u00c9"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_CASING), max_size=80).map("".join),
+       st.integers(min_value=1, max_value=8))
+def test_lowercasing_a_chunk_at_a_time_is_lowercasing_the_whole(text, chunk):
+    assert lowered(text, chunk) == text.lower()
