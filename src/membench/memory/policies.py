@@ -31,7 +31,10 @@ class PolicySettings:
 class Injection:
     lines: tuple[str, ...]
     retrieved: tuple[int, ...] | None = None  # exchange indices, for retrieval policies
-    joined: str | None = None  # the lines joined, when already built (a whole store's text)
+    joined: str | None = None  # the lines joined, when already built
+    # The whole of this store: the bench takes its text from Memory.text(store), built once
+    # a day and only where a context is kept, and classifies it by Memory.lowered(store).
+    store: str | None = None
 
     @property
     def context(self) -> str:
@@ -62,8 +65,8 @@ def register_policy(*, order: float) -> Callable[[PolicyFactory], PolicyFactory]
 
 
 def _all(memory: Memory, store: str) -> Injection:
-    """The whole store; every probe of the day shares one joined text."""
-    return Injection(tuple(memory.lines(store)), joined=memory.text(store))
+    """The whole store; every probe of the day shares one joined text (Memory.text)."""
+    return Injection(tuple(memory.lines(store)), store=store)
 
 
 def _retrieved(documents: list[Document], prefix: tuple[str, ...] = ()) -> Injection:

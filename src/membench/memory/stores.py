@@ -19,6 +19,7 @@ from membench.extraction.extractors import (
 from membench.registry import Registry
 from membench.retrieval.retrievers import Document, IndexCache
 from membench.scenario.model import Exchange, Scenario
+from membench.scenario.text import lowered
 
 
 class Memory:
@@ -32,6 +33,7 @@ class Memory:
         self._indexes = indexes
         self._documents: dict[str, tuple[Document, ...]] = {}
         self._texts: dict[str, str] = {}
+        self._lowered: dict[str, str] = {}
         self._lines: dict[str, tuple[str, ...]] = {}
 
     @cached_property
@@ -57,6 +59,14 @@ class Memory:
         if store not in self._texts:
             self._texts[store] = "\n".join(self.lines(store))
         return self._texts[store]
+
+    def lowered(self, store: str) -> str:
+        """text(store) lowercased, as classification reads it, built from the lines (each
+        lowercased alone is the same: lowercasing reads no context across a newline), so
+        it needs neither the joined text nor a lowercasing buffer of the whole store."""
+        if store not in self._lowered:
+            self._lowered[store] = "\n".join(map(lowered, self.lines(store)))
+        return self._lowered[store]
 
     def search(self, store: str, retriever: str, question: str, k: int) -> list[Document]:
         """The named retriever's top k over the store (see membench.retrieval.retrievers)."""

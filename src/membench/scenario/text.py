@@ -64,7 +64,12 @@ def has(text: str, value: str) -> bool:
 
     "Node 20" matches "on Node 20." but not "Node 204" or "Node 2.0".
     """
-    return _sequence_pattern(value).search(_lowercase(text)) is not None
+    return has_lowered(_lowercase(text), value)
+
+
+def has_lowered(lowered_text: str, value: str) -> bool:
+    """`has` on a text already lowercased (`lowered`)."""
+    return _sequence_pattern(value).search(lowered_text) is not None
 
 
 class ValueFinder:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from membench.extraction.extractors import FactRecord
 from membench.memory.policies import Policy
 from membench.memory.stores import Memory
 from membench.retrieval.retrievers import IndexCache
 from membench.scenario.model import Scenario
+from membench.scenario.text import has_lowered
 from membench.scoring.evidence import EvidenceScorer
 from membench.scoring.given_rows import format2_fields
-from membench.scoring.rules import outcome
+from membench.scoring.rules import outcome, outcome_by
 
 Progress = Callable[[str], None]
 
@@ -97,28 +99,41 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
                                    for p in probes}
         if progress:
             progress(f"day {day}: {len(policies)} policies x {len(probes)} probes")
-        day_outcomes: list[OutcomeRow] = []
+        day_outcomes: list[tuple[object, OutcomeRow]] = []  # (what its count is under, row)
         day_stored: list[StoredRow] = []
-        lines_of: dict[str, tuple[str, ...]] = {}  # each distinct context -> its lines
+        # Each distinct text to count -> its lines: a context by its string, a whole store
+        # by ("store", name), whose joined text is built only if the row keeps it.
+        lines_of: dict[object, Sequence[str]] = {}
         for policy in policies:
             for store in policy.stores:
                 day_stored.append(StoredRow(policy.id, day, store, len(memory.lines(store)),
                                             tokens=0))  # counted below
+                lines_of.setdefault(("store", store), memory.lines(store))
             for probe in probes:
                 injection = policy.inject(memory, probe.question)
-                context = injection.context
-                lines_of.setdefault(context, injection.lines)
+                whole = injection.store
+                if whole is not None:
+                    key: object = ("store", whole)
+                    lines_of.setdefault(key, memory.lines(whole))
+                    context = memory.text(whole) if keep_contexts or scorer else ""
+                else:
+                    key = context = injection.context
+                    lines_of.setdefault(key, injection.lines)
                 if scorer is not None:  # format 2
-                    day_outcomes.append(OutcomeRow(
+                    day_outcomes.append((key, OutcomeRow(
                         policy=policy.id, form=probe.form_name, day=day,
                         question=probe.question, injected_tokens=0,
                         context=context, retrieved=injection.retrieved,
                         **format2_fields(scenario, scorer, probe, day, context,
-                                         injection.retrieved)))
+                                         injection.retrieved))))
                     continue
                 fact = scenario.fact(probe.fact_key)
                 gold = golds[fact.key]
-                day_outcomes.append(OutcomeRow(
+                if whole is not None:
+                    result = outcome_by(fact, day, partial(has_lowered, memory.lowered(whole)))
+                else:
+                    result = outcome(fact, day, context)
+                day_outcomes.append((key, OutcomeRow(
                     policy=policy.id,
                     form=probe.form.value,
                     day=day,
@@ -126,22 +141,19 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
                     question=probe.question,
                     changed=sum(v.day <= day for v in fact.versions) > 1,
                     deleted=fact.deleted_at is not None and fact.deleted_at <= day,
-                    outcome=outcome(fact, day, context).value,
+                    outcome=result.value,
                     injected_tokens=0,  # counted below, with every other text at once
                     context=context,
                     retrieved=injection.retrieved,
                     gold_retrieved=None if injection.retrieved is None or gold is None
                     else gold in injection.retrieved,
-                ))
+                )))
         # Every distinct text of the day counted at once, each as its lines: a store's
         # joined text is never built for its count.
-        stores = list(dict.fromkeys(row.store for row in day_stored))
-        counted = count_tokens([*lines_of.values(), *(memory.lines(s) for s in stores)])
-        context_tokens = dict(zip(lines_of, counted, strict=False))
-        store_tokens = dict(zip(stores, counted[len(lines_of):], strict=True))
+        tokens = dict(zip(lines_of, count_tokens(list(lines_of.values())), strict=True))
         del lines_of
-        outcomes += (replace(r, injected_tokens=context_tokens[r.context],
+        outcomes += (replace(r, injected_tokens=tokens[key],
                              context=r.context if keep_contexts else "")
-                     for r in day_outcomes)
-        stored += (replace(r, tokens=store_tokens[r.store]) for r in day_stored)
+                     for key, r in day_outcomes)
+        stored += (replace(r, tokens=tokens[("store", r.store)]) for r in day_stored)
     return BenchResult(tuple(outcomes), tuple(stored))
