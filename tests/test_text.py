@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from membench.scenario.text import has, lowered, tokens
+from membench.scenario.text import LoweredLines, has, lowered, tokens
 
 
 def test_tokens_are_lowercase_letter_digit_runs():
@@ -48,3 +48,21 @@ _CASING = ["\u03a3", "\u03a3", "\u0391", "\u03b1", "\u0301", "'", ".", "\u0130",
        st.integers(min_value=1, max_value=8))
 def test_lowercasing_a_chunk_at_a_time_is_lowercasing_the_whole(text, chunk):
     assert lowered(text, chunk) == text.lower()
+
+
+# Characters above U+00FF of every kind (letters, a digit, a mark, punctuation, a space),
+# the narrowed text's own stand-ins, and ordinary text around them.
+_WIDE = ["\u65e5", "\u0436", "\u0416", "\u0663", "\u0301", "\u2014", "\u3000", "\u00aa", "\x00",
+         "\u03a3", "\u0130", "\u00e9", "a", "b", "1", " ", "-", "_", "/"]
+_VALUES = st.lists(st.sampled_from(["\u65e5", "\u0436", "\u00aa", "\u00e9", "a", "b", "1"]),
+                   min_size=1, max_size=3).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_WIDE), max_size=12).map("".join), max_size=5),
+       st.lists(st.lists(_VALUES, min_size=1, max_size=2).map(" ".join), min_size=1,
+                max_size=4))
+def test_the_narrowed_lowercased_lines_find_what_the_whole_text_does(lines, values):
+    text = LoweredLines(lines)
+    assert [text.has(value) for value in values] == [
+        has("\n".join(lines), value) for value in values]

@@ -19,7 +19,7 @@ from membench.extraction.extractors import (
 from membench.registry import Registry
 from membench.retrieval.retrievers import Document, IndexCache
 from membench.scenario.model import Exchange, Scenario
-from membench.scenario.text import lowered
+from membench.scenario.text import LoweredLines
 
 
 class Memory:
@@ -33,7 +33,7 @@ class Memory:
         self._indexes = indexes
         self._documents: dict[str, tuple[Document, ...]] = {}
         self._texts: dict[str, str] = {}
-        self._lowered: dict[str, str] = {}
+        self._lowered: dict[str, LoweredLines] = {}
         self._lines: dict[str, tuple[str, ...]] = {}
 
     @cached_property
@@ -60,12 +60,12 @@ class Memory:
             self._texts[store] = "\n".join(self.lines(store))
         return self._texts[store]
 
-    def lowered(self, store: str) -> str:
-        """text(store) lowercased, as classification reads it, built from the lines (each
-        lowercased alone is the same: lowercasing reads no context across a newline), so
-        it needs neither the joined text nor a lowercasing buffer of the whole store."""
+    def lowered(self, store: str) -> LoweredLines:
+        """The store's text lowercased for classification (`LoweredLines.has`), built
+        from its lines once per day: it needs neither the joined text nor a lowercasing
+        buffer of the whole store, and takes one byte per character."""
         if store not in self._lowered:
-            self._lowered[store] = "\n".join(map(lowered, self.lines(store)))
+            self._lowered[store] = LoweredLines(self.lines(store))
         return self._lowered[store]
 
     def search(self, store: str, retriever: str, question: str, k: int) -> list[Document]:

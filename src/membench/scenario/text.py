@@ -7,6 +7,7 @@ maximal run of Unicode letters or digits, lowercased. No stemming, no stopwords.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_]+")
@@ -28,6 +29,8 @@ def _sequence_pattern(value: str) -> re.Pattern[str]:
     # The pattern starts with the first word as a literal so the regex engine can skip to
     # its occurrences (a leading lookbehind made every search scan position by position,
     # 50x slower on a full transcript); the left edge is checked behind that word instead.
+    # LoweredLines.narrow relies on the pattern reading a character only as a literal of
+    # the words or through the word / non-word / any-character classes below.
     first, rest = words[0], "".join(_SEPARATOR + re.escape(word) for word in words[1:])
     left_edge = _LEFT_EDGE_AFTER.format(width=len(first))
     return re.compile(re.escape(first) + left_edge + rest + _RIGHT_EDGE)
@@ -70,6 +73,61 @@ def has(text: str, value: str) -> bool:
 def has_lowered(lowered_text: str, value: str) -> bool:
     """`has` on a text already lowercased (`lowered`)."""
     return _sequence_pattern(value).search(lowered_text) is not None
+
+
+# What a character above U+00FF becomes in LoweredLines.narrow: a word character that no
+# value may hold, or a character that is not a word character.
+_NARROW_WORD, _NARROW_OTHER = 0xAA, 0x00  # "ª", NUL
+_WORD_CHARACTER = re.compile(r"[^\W_]")
+
+
+class _Narrowing(dict):
+    def __missing__(self, code: int) -> int:
+        if code <= 0xFF:
+            raise LookupError(code)  # str.translate leaves the character as it is
+        self[code] = _NARROW_WORD if _WORD_CHARACTER.match(chr(code)) else _NARROW_OTHER
+        return self[code]
+
+
+_NARROWING = _Narrowing()
+
+
+@lru_cache(maxsize=4096)
+def _narrow_safe(value: str) -> bool:
+    """Can `value` be looked for in a narrowed text: its words are Latin-1, without "ª"."""
+    words = "".join(tokens(value))
+    return max(words, default="\0") <= "\xff" and chr(_NARROW_WORD) not in words
+
+
+class LoweredLines:
+    """A text given as its lines, lowercased once for `has`, at one byte per character.
+
+    A transcript with a single character above U+00FF joins into a string of two bytes per
+    character (a 30,000-session transcript: 1.3 GB lowercased). `has`'s pattern reads a
+    character only as a literal of the value's words, or as a word or non-word character
+    (its classes of word, non-word and any character): in `narrow`, each character above U+00FF is replaced,
+    one for one, by a Latin-1 character of the same kind that no value this text is
+    searched for holds, which finds exactly the same matches. A value whose words are not
+    Latin-1 (or hold the stand-in "ª") is looked for in the exact lowercased text, built
+    then. Lines are lowercased one by one: lowercasing reads no context across a newline."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self._lines = lines
+        parts, self._replaced = [], False
+        for line in lines:
+            low = lowered(line)
+            if not low.isascii() and max(low) > "\xff":
+                low, self._replaced = low.translate(_NARROWING), True
+            parts.append(low)
+        self.narrow = "\n".join(parts)
+        self._exact: str | None = None
+
+    def has(self, value: str) -> bool:
+        if not self._replaced or _narrow_safe(value):
+            return has_lowered(self.narrow, value)
+        if self._exact is None:
+            self._exact = "\n".join(map(lowered, self._lines))
+        return has_lowered(self._exact, value)
 
 
 class ValueFinder:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 
 from membench.extraction.extractors import FactRecord
 from membench.memory.policies import Policy
 from membench.memory.stores import Memory
 from membench.retrieval.retrievers import IndexCache
 from membench.scenario.model import Scenario
-from membench.scenario.text import has_lowered
 from membench.scoring.evidence import EvidenceScorer
 from membench.scoring.given_rows import format2_fields
 from membench.scoring.rules import outcome, outcome_by
@@ -130,7 +128,7 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
                 fact = scenario.fact(probe.fact_key)
                 gold = golds[fact.key]
                 if whole is not None:
-                    result = outcome_by(fact, day, partial(has_lowered, memory.lowered(whole)))
+                    result = outcome_by(fact, day, memory.lowered(whole).has)
                 else:
                     result = outcome(fact, day, context)
                 day_outcomes.append((key, OutcomeRow(
