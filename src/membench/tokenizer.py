@@ -68,7 +68,7 @@ def build_encoding(vocabulary: bytes) -> tiktoken.Encoding:
 # A line that starts like this begins a new pre-token after the newline that joins it to
 # the line before: the same class as CLEAN_CUT's lookahead.
 _STARTS_CLEAN = re.compile(r"[^\s/]")
-LINES_PER_BATCH = 20_000  # new lines whose pieces are cut, encoded and summed at once
+LINES_PER_BATCH = 2_000  # new lines whose pieces are cut, encoded and summed at once
 
 
 class TokenCounter:

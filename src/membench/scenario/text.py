@@ -83,9 +83,10 @@ _WORD_CHARACTER = re.compile(r"[^\W_]")
 
 class _Narrowing(dict):
     def __missing__(self, code: int) -> int:
-        if code <= 0xFF:
-            raise LookupError(code)  # str.translate leaves the character as it is
-        self[code] = _NARROW_WORD if _WORD_CHARACTER.match(chr(code)) else _NARROW_OTHER
+        # Latin-1 maps to itself, stored like the rest: str.translate then finds every
+        # character it has seen in the dict, with no Python call per character.
+        self[code] = code if code <= 0xFF else (
+            _NARROW_WORD if _WORD_CHARACTER.match(chr(code)) else _NARROW_OTHER)
         return self[code]
 
 
