@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ from membench.io.corpus import read_corpus
 from membench.io.scenario_file import read_scenario_spec
 from membench.memory.policies import build_policies, searches, without_embeddings
 from membench.memory.stores import Memory
+from membench.retrieval import bm25
 from membench.retrieval.bm25 import Bm25Index, TokenPool, on_score_grid
 from membench.retrieval.retrievers import ANALYZERS, IndexCache
 from membench.scenario.build import build_scenario
@@ -103,13 +105,19 @@ def test_pooled_views_equal_rank_bm25(texts, picks, query):
     corpus = [pool.tokenize(texts[ids.index(i)]) for i in chosen]
     if not any(corpus):  # rank-bm25 cannot average over no words (nor can the index)
         return
+    # The index reads its documents' postings a block at a time: blocks of 2 documents
+    # as well as the default (one block here).
+    with patch.object(bm25, "DOCUMENTS_PER_BLOCK", 2):
+        blocked = Bm25Index.from_pool(pool, chosen)
     index = Bm25Index.from_pool(pool, chosen)
     pool.add("later arrival node node version")
     words = list(pool.words)
     question = " ".join(query)
-    assert index.scores(question).tobytes() == BM25Okapi(corpus).get_scores(
-        pool.tokenize(question)).tobytes()
+    expected = BM25Okapi(corpus).get_scores(pool.tokenize(question)).tobytes()
+    assert index.scores(question).tobytes() == expected
+    assert blocked.scores(question).tobytes() == expected
     assert index.vocabulary == frozenset(w for doc in corpus for w in doc) <= set(words)
+    assert blocked.vocabulary == index.vocabulary
 
 
 def test_a_document_is_tokenized_once_across_days_and_stores():

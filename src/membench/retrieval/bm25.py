@@ -39,6 +39,7 @@ from membench.scenario.text import tokens
 Tokenize = Callable[[str], list[str]]
 
 K1, B, EPSILON = 1.5, 0.75, 0.25  # BM25Okapi's defaults
+DOCUMENTS_PER_BLOCK = 20_000  # documents whose postings an index reads at once when built
 
 
 class TokenPool:
@@ -99,13 +100,24 @@ class TokenPool:
 
     def postings(self, documents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(word id, count) of every posting of the listed documents, in their order."""
+        offsets = self._offsets(documents)
+        word_ids = np.frombuffer(self._word_ids, dtype=np.int32)[offsets]
+        return word_ids, np.frombuffer(self._counts, dtype=np.int32)[offsets]
+
+    def word_ids(self, documents: np.ndarray) -> np.ndarray:
+        """The word id of every posting of the listed documents, in their order."""
+        return np.frombuffer(self._word_ids, dtype=np.int32)[self._offsets(documents)]
+
+    def posting_count(self, documents: np.ndarray) -> int:
+        starts = np.frombuffer(self._starts, dtype=np.int64)
+        return int((starts[documents + 1] - starts[documents]).sum())
+
+    def _offsets(self, documents: np.ndarray) -> np.ndarray:
         starts = np.frombuffer(self._starts, dtype=np.int64)
         first, last = starts[documents], starts[documents + 1]
         sizes = last - first
         # The postings of each listed document: first[d], first[d] + 1, ..., last[d] - 1.
-        offsets = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
-        word_ids = np.frombuffer(self._word_ids, dtype=np.int32)[offsets]
-        return word_ids, np.frombuffer(self._counts, dtype=np.int32)[offsets]
+        return np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
 
     def postings_of_each(self, documents: np.ndarray
                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -186,15 +198,22 @@ class Bm25Index:
             self._present = np.zeros(0, dtype=np.int64)
             return
         rows = self._rows = np.asarray(documents, dtype=np.int64)
-        word_ids, _ = pool.postings(rows)
         doc_len = pool.lengths(rows)
         avgdl = int(doc_len.sum()) / self.size
-        # rank-bm25's word order: first occurrence over the documents in order.
-        first = np.full(len(pool.words), len(word_ids), dtype=np.int64)
-        np.minimum.at(first, word_ids, np.arange(len(word_ids)))
-        self._present = np.flatnonzero(first < len(word_ids))
+        # rank-bm25's word order: first occurrence over the documents in order; and each
+        # word's document frequency. Postings are read a block of documents at a time, so
+        # a store of 360,000 documents never has all its postings gathered at once.
+        total = pool.posting_count(rows)
+        first = np.full(len(pool.words), total, dtype=np.int64)
+        df = np.zeros(len(pool.words), dtype=np.int64)
+        position = 0
+        for start in range(0, len(rows), DOCUMENTS_PER_BLOCK):
+            word_ids = pool.word_ids(rows[start:start + DOCUMENTS_PER_BLOCK])
+            np.minimum.at(first, word_ids, np.arange(position, position + len(word_ids)))
+            df += np.bincount(word_ids, minlength=len(pool.words))
+            position += len(word_ids)
+        self._present = np.flatnonzero(first < total)
         in_order = self._present[np.argsort(first[self._present], kind="stable")]
-        df = np.bincount(word_ids, minlength=len(pool.words))
         idf = [math.log(self.size - f + 0.5) - math.log(f + 0.5) for f in df[in_order].tolist()]
         average_idf = reduce(add, idf, 0) / len(idf)  # left to right, as rank-bm25 sums
         eps = EPSILON * average_idf
