@@ -79,8 +79,8 @@ class TokenCounter:
     memoized by its own string: a transcript joined on day 3,000 costs only its new lines.
     Counts of the identical strings, so a cached count can never drift from an uncached one.
 
-    A text given as its lines (count_lines) is never joined: its count is summed line by
-    line, each line's count with its joining newline memoized by the line itself (the
+    A text given as its lines (count_lines) is never joined whole: its count is summed line
+    by line, each line's count with its joining newline memoized by the line itself (the
     caller's string, not a copy), so a store of 30,000 sessions costs no second copy.
     """
 

@@ -31,14 +31,13 @@ class PolicySettings:
 class Injection:
     lines: tuple[str, ...]
     retrieved: tuple[int, ...] | None = None  # exchange indices, for retrieval policies
-    joined: str | None = None  # the lines joined, when already built
     # The whole of this store: the bench takes its text from Memory.text(store), built once
     # a day and only where a context is kept, and classifies it by Memory.lowered(store).
     store: str | None = None
 
     @property
     def context(self) -> str:
-        return "\n".join(self.lines) if self.joined is None else self.joined
+        return "\n".join(self.lines)
 
 
 class Policy(ABC):
