@@ -105,10 +105,10 @@ class LoweredLines:
 
     A transcript with a single character above U+00FF joins into a string of two bytes per
     character (a 30,000-session transcript: 1.3 GB lowercased). `has`'s pattern reads a
-    character only as a literal of the value's words, or as a word or non-word character
-    (its classes of word, non-word and any character): in `narrow`, each character above U+00FF is replaced,
-    one for one, by a Latin-1 character of the same kind that no value this text is
-    searched for holds, which finds exactly the same matches. A value whose words are not
+    character only as a literal of the value's words or through its word, non-word and
+    any-character classes: in `narrow`, each character above U+00FF is replaced, one for
+    one, by a Latin-1 character of the same kind that no value this text is searched for
+    holds, which finds exactly the same matches. A value whose words are not
     Latin-1 (or hold the stand-in "ª") is looked for in the exact lowercased text, built
     then. Lines are lowercased one by one: lowercasing reads no context across a newline."""
 
