@@ -131,6 +131,7 @@ def child_users(overlay: Path) -> None:
 
     from membench.extraction.extractors import EXTRACTORS, extractor_for
     from membench.io.corpus import read_corpus
+    from membench.io.inputs import read_batches
     from membench.io.scenario_file import scenario_toml
     from membench.io.tables import user_outcome_summary, user_outcomes_table
     from membench.memory.policies import build_policies, without_embeddings
@@ -177,7 +178,7 @@ def child_users(overlay: Path) -> None:
         out = Path(tmp) / "users_outcomes.parquet"
         stage("outcomes table", lambda: pq.write_table(user_outcomes_table(rows), out))
         del rows
-        summary = stage("report's reading", lambda: user_outcome_summary(pq.read_table(out)))
+        summary = stage("report's reading", lambda: user_outcome_summary(read_batches(out)))
         size = out.stat().st_size
     counts = summary.counts["modes"]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import typer
 
 from membench.commands.common import (
@@ -25,7 +27,7 @@ from membench.io.outputs import staged_outputs
 from membench.io.tables import (
     audit_table,
     index_from_table,
-    outcomes_table,
+    outcome_tables,
     records_from_table,
     stored_table,
 )
@@ -33,7 +35,7 @@ from membench.io.vocabulary import load_token_counter
 from membench.memory.policies import build_policies
 from membench.retrieval.retrievers import IndexCache
 from membench.scoring.audit import audit_days, run_audit
-from membench.scoring.bench import run_bench
+from membench.scoring.bench import OutcomeRow, StoredRow, bench_days
 
 
 @fails_cleanly
@@ -49,12 +51,19 @@ def policies(scenario: ScenarioDir, records: RecordsFile, index: IndexFile,
     indexes = IndexCache(index_from_table(read_parquet(index)),
                          vectors_from_table(read_parquet(embeddings), p.embedding.model))
     policy_list = build_policies(p.policies)
-    result = run_bench(built, fact_records, policy_list, counter.count_lines, indexes,
-                       progress=progress)
-    progress(f"deletion audit on days {', '.join(map(str, audit_days(built)))}")
-    audit_rows = run_audit(built, fact_records, policy_list, indexes)
+    stored_rows: list[StoredRow] = []
+
+    def outcome_rows() -> Iterator[OutcomeRow]:
+        """Each day's rows written as they come: one day's contexts held, not every day's."""
+        for day in bench_days(built, fact_records, policy_list, counter.count_lines, indexes,
+                              progress=progress):
+            stored_rows.extend(day.stored)
+            yield from day.outcomes
+
     with staged_outputs() as outputs:
-        outputs.parquet(outcomes, outcomes_table(result.outcomes))
-        outputs.parquet(stored, stored_table(result.stored))
+        written = outputs.parquet_stream(outcomes, outcome_tables(outcome_rows()))
+        progress(f"deletion audit on days {', '.join(map(str, audit_days(built)))}")
+        audit_rows = run_audit(built, fact_records, policy_list, indexes)
+        outputs.parquet(stored, stored_table(stored_rows))
         outputs.parquet(audit, audit_table(audit_rows))
-    typer.echo(f"policies: {len(result.outcomes)} probe outcomes", err=True)
+    typer.echo(f"policies: {written} probe outcomes", err=True)

@@ -21,7 +21,7 @@ from membench.commands.common import (
 from membench.commands.model_calls import model_answers
 from membench.commands.parameters import read_params
 from membench.io.answer_tables import READ_COLUMNS, answers_table, reader_items
-from membench.io.inputs import read_parquet, read_scenario
+from membench.io.inputs import CONTEXT_BATCH_ROWS, read_batches, read_scenario
 from membench.io.model_cache import cache_text, read_cache
 from membench.io.outputs import staged_outputs
 from membench.scoring.answers import ReaderSettings, answer_summary, read_answers
@@ -37,8 +37,9 @@ def reader(scenario: ScenarioDir, outcomes: OutcomesFile, cache: CacheFile, out:
     """Have the model answer each probe from the injected context, and classify answers."""
     p = read_params(params)
     built = read_scenario(scenario)
-    table = read_parquet(outcomes, READ_COLUMNS)
-    known = set(table.column("policy").to_pylist())
+    read = reader_items(read_batches(outcomes, CONTEXT_BATCH_ROWS, READ_COLUMNS), p.reader.policies,
+                        p.reader.max_context_tokens)
+    known = read.policies
     unknown = [name for name in p.reader.policies if name not in known]
     if unknown:
         raise typer.BadParameter(f"reader.policies names {', '.join(unknown)}, not in "
@@ -49,7 +50,7 @@ def reader(scenario: ScenarioDir, outcomes: OutcomesFile, cache: CacheFile, out:
     responses = read_cache(cache)
     progress(f"reader: {len(p.reader.policies)} policies, {len(responses)} cached responses")
     with model_answers(p.model, responses, cache, "reader") as answer_all:
-        rows = read_answers(reader_items(table), {f.key: f for f in built.facts}, settings,
+        rows = read_answers(read.items, {f.key: f for f in built.facts}, settings,
                             answer_all)
     with staged_outputs() as outputs:
         outputs.parquet(out, answers_table(rows))

@@ -22,7 +22,13 @@ from membench.commands.common import (
 )
 from membench.commands.parameters import read_params
 from membench.io import environment
-from membench.io.inputs import read_json, read_outcomes, read_parquet, read_scenario
+from membench.io.inputs import (
+    read_batches,
+    read_json,
+    read_outcomes,
+    read_parquet,
+    read_scenario,
+)
 from membench.io.outputs import staged_outputs
 from membench.io.tables import audit_from_table, result_from_tables, user_outcome_summary
 from membench.memory.policies import build_policies, without_embeddings
@@ -107,7 +113,7 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
     labels = {policy.id: policy.label for policy in policies}
     lexical = [policy.id for policy in without_embeddings(policies)]
     per_seed = counts_from_json(read_json(multiseed), lexical)
-    user_summary = user_outcome_summary(read_parquet(users))
+    user_summary = user_outcome_summary(read_batches(users))
     extracted = read_json(extraction)
     text = render_report(ReportInputs(
         header=header(p, manifest, read_parquet(embeddings).schema.metadata or {},

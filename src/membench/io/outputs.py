@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -27,25 +27,60 @@ class OutputError(OSError):
         self.errno = cause.errno
 
 
+# Fixed writer options: same table, same bytes (pyarrow pins its version in the footer).
+PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3,
+                                   "write_statistics": True, "use_dictionary": True}
+
+
 class StagedOutputs:
     def __init__(self) -> None:
         self._pending: list[tuple[Path, Path]] = []
 
     def _write(self, path: Path, write: Callable[[Path], object]) -> None:
-        temporary = path.with_name(f".{path.name}.partial")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._pending.append((temporary, path))
-            track_file(temporary.absolute())  # removed by the reaper if SIGKILL cuts in
-            write(temporary)
+            write(self._staged(path))
         except OSError as error:
             raise OutputError(path, error) from error
 
+    def _staged(self, path: Path) -> Path:
+        temporary = path.with_name(f".{path.name}.partial")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._pending.append((temporary, path))
+        track_file(temporary.absolute())  # removed by the reaper if SIGKILL cuts in
+        return temporary
+
     def parquet(self, path: Path, table: pa.Table) -> None:
-        # Fixed writer options: same table, same bytes (pyarrow pins its version in the footer).
-        self._write(path, lambda temporary: pq.write_table(
-            table, temporary, compression="zstd", compression_level=3, write_statistics=True,
-            use_dictionary=True))
+        self._write(path, lambda temporary: pq.write_table(table, temporary, **PARQUET_OPTIONS))
+
+    def parquet_stream(self, path: Path, tables: Iterable[pa.Table]) -> int:
+        """Writes tables of one schema as they are made, each its own row groups, and returns
+        the rows written: the caller holds one table at a time, never the whole file's. One
+        table written this way gives the bytes `parquet` gives. Errors of the code making
+        the tables are its own; only the writer's are this file's."""
+        writer: pq.ParquetWriter | None = None
+        rows = 0
+        try:
+            try:
+                temporary = self._staged(path)
+            except OSError as error:
+                raise OutputError(path, error) from error
+            for table in tables:
+                try:
+                    if writer is None:
+                        writer = pq.ParquetWriter(temporary, table.schema, **PARQUET_OPTIONS)
+                    writer.write_table(table)
+                except OSError as error:
+                    raise OutputError(path, error) from error
+                rows += table.num_rows
+            if writer is None:
+                raise ValueError(f"no table to write to {path} (give an empty one for no rows)")
+        finally:
+            if writer is not None:
+                try:
+                    writer.close()
+                except OSError as error:
+                    raise OutputError(path, error) from error
+        return rows
 
     def text(self, path: Path, text: str) -> None:
         self._write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))

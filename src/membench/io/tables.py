@@ -3,7 +3,7 @@ model. docs/schemas.md documents the same fields."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -245,6 +245,30 @@ def outcomes_table(rows: Sequence[OutcomeRow]) -> pa.Table:
     ])
 
 
+# Characters of context per table outcome_tables makes: a row group's worth of Arrow data
+# at a time (a thousand-session story's contexts are gigabytes: whole transcripts).
+CONTEXT_CHARS_PER_TABLE = 64 << 20
+
+
+def outcome_tables(rows: Iterable[OutcomeRow],
+                   chars_per_table: int = CONTEXT_CHARS_PER_TABLE) -> Iterator[pa.Table]:
+    """The rows as outcome tables in order, a new one each time the contexts reach
+    chars_per_table characters (always at least one table, empty for no rows): rows that
+    fit in one give outcomes_table's table. The rows' contexts, often one string shared by
+    many rows, are copied into Arrow a table at a time."""
+    chunk: list[OutcomeRow] = []
+    chars = 0
+    made = False
+    for row in rows:
+        chunk.append(row)
+        chars += len(row.context)
+        if chars >= chars_per_table:
+            yield outcomes_table(chunk)
+            made, chunk, chars = True, [], 0
+    if chunk or not made:
+        yield outcomes_table(chunk)
+
+
 def stored_table(rows: Sequence[StoredRow]) -> pa.Table:
     return _table(STORED_SCHEMA, [vars(r) for r in rows])
 
@@ -293,20 +317,29 @@ def user_outcomes_table(rows: Sequence[UserOutcomeRow]) -> pa.Table:
          for field in USER_OUTCOMES_SCHEMA], schema=USER_OUTCOMES_SCHEMA)
 
 
-def user_outcome_summary(table: pa.Table) -> UserOutcomeSummary | None:
-    """The report's view of the users stage's table, by grouping its columns (the table
-    may hold millions of rows: no row objects). None for a single-user run."""
-    if not table.schema.equals(USER_OUTCOMES_SCHEMA, check_metadata=False):
-        raise ValueError("user outcomes does not have the expected schema: rerun the stage "
-                         "that writes it")
-    if table.num_rows == 0:
-        return None
+def user_outcome_summary(batches: Iterable[pa.Table | pa.RecordBatch]) -> UserOutcomeSummary | None:
+    """The report's view of the users stage's table, read a batch at a time (the table may
+    hold millions of rows: no row objects, and never the whole table): each batch grouped
+    by its columns, the counts added up in order of first appearance, as one grouping of
+    the whole table orders them. None for a single-user run."""
     keys = ["mode", "policy", "outcome", "cross_user_leak", "deleted", "changes"]
-    grouped = table.group_by(keys, use_threads=False).aggregate([([], "count_all")])
-    columns = [grouped[name].to_pylist() for name in keys + ["count_all"]]
-    tallied = {tuple(row[:-1]): row[-1] for row in zip(*columns, strict=True)}
-    return UserOutcomeSummary(counts_of(tallied), len(table["user"].unique()),
-                              frozenset(table["policy"].unique().to_pylist()))
+    tallied: dict[tuple, int] = {}
+    users: set[str] = set()
+    policies: set[str] = set()
+    for batch in batches:
+        if not batch.schema.equals(USER_OUTCOMES_SCHEMA, check_metadata=False):
+            raise ValueError("user outcomes does not have the expected schema: rerun the "
+                             "stage that writes it")
+        table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
+        grouped = table.group_by(keys, use_threads=False).aggregate([([], "count_all")])
+        columns = [grouped[name].to_pylist() for name in keys + ["count_all"]]
+        for row in zip(*columns, strict=True):
+            tallied[tuple(row[:-1])] = tallied.get(tuple(row[:-1]), 0) + row[-1]
+        users.update(table["user"].unique().to_pylist())
+        policies.update(table["policy"].unique().to_pylist())
+    if not tallied:
+        return None
+    return UserOutcomeSummary(counts_of(tallied), len(users), frozenset(policies))
 
 
 def user_outcomes_from_table(table: pa.Table) -> list[UserOutcomeRow]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from membench.extraction.extractors import FactRecord
@@ -81,14 +81,29 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
               progress: Progress | None = None,
               memories: Callable[[int, IndexCache], Memory] | None = None,
               keep_contexts: bool = True) -> BenchResult:
-    """count_tokens takes every distinct text of a day at once, so a counter can batch
+    """Every probe day's rows in one result (bench_days gives them a day at a time)."""
+    outcomes: list[OutcomeRow] = []
+    stored: list[StoredRow] = []
+    for day in bench_days(scenario, records, policies, count_tokens, indexes, progress,
+                          memories, keep_contexts):
+        outcomes += day.outcomes
+        stored += day.stored
+    return BenchResult(tuple(outcomes), tuple(stored))
+
+
+def bench_days(scenario: Scenario, records: Sequence[FactRecord], policies: Sequence[Policy],
+               count_tokens: CountTokens, indexes: IndexCache | None = None,
+               progress: Progress | None = None,
+               memories: Callable[[int, IndexCache], Memory] | None = None,
+               keep_contexts: bool = True) -> Iterator[BenchResult]:
+    """One result per probe day, in day order: a caller that writes each day's rows as they
+    come holds one day's contexts, not the whole run's (gigabytes at a thousand sessions).
+    count_tokens takes every distinct text of a day at once, so a counter can batch
     them; counting day by day keeps only the day's texts alive, not every day's stores.
     memories(day, indexes), if given, supplies each probe day's Memory (real stores).
     keep_contexts=False leaves every row's context empty once it is classified and counted:
     a caller that reads only outcomes and counts then holds one day's contexts at a time."""
     indexes = indexes or IndexCache()
-    outcomes: list[OutcomeRow] = []
-    stored: list[StoredRow] = []
     scorer = EvidenceScorer(scenario, records) if scenario.scoring else None
     for day in scenario.probe_days:
         memory = memories(day, indexes) if memories else Memory(scenario, records, day, indexes)
@@ -150,8 +165,8 @@ def run_bench(scenario: Scenario, records: Sequence[FactRecord], policies: Seque
         # joined text is never built for its count.
         tokens = dict(zip(lines_of, count_tokens(list(lines_of.values())), strict=True))
         del lines_of
-        outcomes += (replace(r, injected_tokens=tokens[key],
-                             context=r.context if keep_contexts else "")
-                     for key, r in day_outcomes)
-        stored += (replace(r, tokens=tokens[("store", r.store)]) for r in day_stored)
-    return BenchResult(tuple(outcomes), tuple(stored))
+        yield BenchResult(
+            tuple(replace(r, injected_tokens=tokens[key],
+                          context=r.context if keep_contexts else "")
+                  for key, r in day_outcomes),
+            tuple(replace(r, tokens=tokens[("store", r.store)]) for r in day_stored))

@@ -38,7 +38,7 @@ def counts_for_seed(inputs: SeedInputs, seed: int) -> Counts:
     # Dense policies need every seed's texts embedded (about 15 s a seed on 2 cores);
     # the multi-seed table covers the lexical and stored-memory policies only.
     policies = without_embeddings(build_policies(inputs.settings))
-    result = run_bench(scenario, records, policies, no_tokens)
+    result = run_bench(scenario, records, policies, no_tokens, keep_contexts=False)
     return ResultsTable(result).counts([p.id for p in policies])
 
 

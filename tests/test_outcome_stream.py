@@ -1,0 +1,153 @@
+"""Large tables streamed: the policies stage writes its outcomes a day and a bounded run of
+contexts at a time (bench_days, outcome_tables, StagedOutputs.parquet_stream): the same
+rows as the whole table, and the same bytes whenever the contexts fit in one table; the
+report folds the users stage's table a batch at a time (read_batches)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import test_users as users_story
+from params_yaml import PARAMS
+
+from membench.extraction.extractors import EXTRACTORS
+from membench.io.answer_tables import READ_COLUMNS, reader_items
+from membench.io.inputs import read_batches
+from membench.io.outputs import OutputError, staged_outputs
+from membench.io.tables import (
+    outcome_tables,
+    outcomes_table,
+    user_outcome_summary,
+    user_outcomes_table,
+)
+from membench.memory.policies import POLICIES
+from membench.plugins import load_plugins
+from membench.scenario.build import ScenarioShape
+from membench.scenario.deployment import build_user_scenarios
+from membench.scenario.spec import parse_scenario_spec
+from membench.scoring.answers import ReaderItem
+from membench.scoring.bench import bench_days, no_tokens, run_bench
+from membench.scoring.users import build_deployment, run_deployment, summarize
+
+
+def test_bench_days_are_run_bench_split_by_day(default_run):
+    days = list(bench_days(default_run.scenario, default_run.records, default_run.policies,
+                           no_tokens))
+    whole = run_bench(default_run.scenario, default_run.records, default_run.policies,
+                      no_tokens)
+    assert [d.outcomes[0].day for d in days] == list(default_run.scenario.probe_days)
+    assert all({r.day for r in d.outcomes} == {d.outcomes[0].day} for d in days)
+    assert tuple(r for d in days for r in d.outcomes) == whole.outcomes
+    assert tuple(r for d in days for r in d.stored) == whole.stored
+
+
+@pytest.mark.parametrize("chars_per_table", [1, 5_000, 200_000])
+def test_tables_cut_by_context_size_hold_the_same_rows(default_run, chars_per_table):
+    rows = default_run.result.outcomes
+    tables = list(outcome_tables(iter(rows), chars_per_table))
+    assert len(tables) > 1  # the default story's contexts fill several tables at these sizes
+    for table in tables[:-1]:  # each cut once its contexts reach the bound, not before
+        contexts = table.column("context").to_pylist()
+        assert sum(map(len, contexts)) >= chars_per_table > sum(map(len, contexts[:-1]))
+    assert pa.concat_tables(tables).equals(outcomes_table(rows))
+
+
+def test_rows_that_fit_make_one_table_and_no_rows_one_empty_table(default_run):
+    rows = default_run.result.outcomes
+    assert [t.equals(outcomes_table(rows)) for t in outcome_tables(rows)] == [True]
+    (empty,) = outcome_tables(())
+    assert empty.num_rows == 0 and empty.schema.equals(outcomes_table(rows).schema)
+
+
+def test_one_streamed_table_is_the_bytes_of_a_whole_write(default_run, tmp_path):
+    table = outcomes_table(default_run.result.outcomes)
+    with staged_outputs() as outputs:
+        outputs.parquet(tmp_path / "whole.parquet", table)
+        written = outputs.parquet_stream(tmp_path / "streamed.parquet", iter([table]))
+    assert written == table.num_rows
+    assert (tmp_path / "whole.parquet").read_bytes() == (tmp_path / "streamed.parquet").read_bytes()
+
+
+def test_many_streamed_tables_read_back_as_the_whole_table(default_run, tmp_path):
+    rows = default_run.result.outcomes
+    path = tmp_path / "outcomes.parquet"
+    with staged_outputs() as outputs:
+        outputs.parquet_stream(path, outcome_tables(rows, chars_per_table=5_000))
+    assert pq.ParquetFile(path).metadata.num_row_groups > 1
+    assert pq.read_table(path).equals(outcomes_table(rows))
+
+
+def test_an_error_while_the_rows_are_made_is_its_own_and_leaves_nothing(default_run,
+                                                                         tmp_path):
+    def failing():
+        yield outcomes_table(default_run.result.outcomes[:3])
+        raise OSError(28, "No space left on device")  # the policy's disk, not the output's
+
+    with pytest.raises(OSError) as caught, staged_outputs() as outputs:
+        outputs.parquet_stream(tmp_path / "outcomes.parquet", failing())
+    assert not isinstance(caught.value, OutputError)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_table_at_all_is_an_error_that_leaves_nothing(tmp_path):
+    with pytest.raises(ValueError, match="no table to write"), staged_outputs() as outputs:
+        outputs.parquet_stream(tmp_path / "outcomes.parquet", iter(()))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def user_rows():
+    """Every row of the hand-made two-user deployment of test_users, every policy there."""
+    load_plugins()
+    spec = parse_scenario_spec(tomllib.loads(users_story.STORY))
+    users = build_user_scenarios(spec, users_story.CORPUS, ScenarioShape(1, 3, 3, (2, 3), 2))
+    deployment = build_deployment(users, EXTRACTORS["perfect"])
+    policies = [POLICIES[p](PARAMS.policies)
+                for p in ("full_transcript", "profile", "fact_log", "last_n_exchanges")]
+    return run_deployment(deployment, policies)
+
+
+@pytest.mark.parametrize("batch_rows", [1, 7, 1 << 20])
+def test_the_users_summary_read_in_batches_is_the_rows_summary(user_rows, tmp_path,
+                                                                batch_rows):
+    path = tmp_path / "users_outcomes.parquet"
+    pq.write_table(user_outcomes_table(user_rows), path)
+    assert len(user_rows) > 7
+    streamed = user_outcome_summary(read_batches(path, batch_rows))
+    expected = summarize(user_rows)
+    assert streamed == expected
+    # the same order too: the report and metrics list what the counts hold in their order
+    assert json.dumps(streamed.counts) == json.dumps(expected.counts)
+
+
+def test_an_empty_users_table_is_no_summary_and_a_foreign_one_an_error(tmp_path):
+    empty = tmp_path / "empty.parquet"
+    pq.write_table(user_outcomes_table([]), empty)
+    assert user_outcome_summary(read_batches(empty)) is None
+    foreign = tmp_path / "foreign.parquet"
+    pq.write_table(pa.table({"mode": pa.array([], pa.string())}), foreign)
+    with pytest.raises(ValueError, match="expected schema"):
+        user_outcome_summary(read_batches(foreign))
+    with pytest.raises(FileNotFoundError, match="run the stage that writes it first"):
+        user_outcome_summary(read_batches(tmp_path / "missing.parquet"))
+
+
+@pytest.mark.parametrize("batch_rows", [7, 1024])
+def test_the_reader_keeps_its_policies_rows_and_only_the_contexts_it_sends(
+        default_run, tmp_path, batch_rows):
+    path = tmp_path / "outcomes.parquet"
+    pq.write_table(outcomes_table(default_run.result.outcomes), path)
+    chosen, limit = ("profile", "full_transcript"), 2000
+    read = reader_items(read_batches(path, batch_rows, READ_COLUMNS), chosen, limit)
+    assert read.policies == {r.policy for r in default_run.result.outcomes}
+    expected = [ReaderItem(r.policy, r.form, r.day, r.fact_key, r.question,
+                           r.context if r.injected_tokens <= limit else "",
+                           r.injected_tokens, r.outcome)
+                for r in default_run.result.outcomes if r.policy in chosen]
+    assert read.items == expected
+    assert any(not i.context and i.policy == "full_transcript" for i in read.items)
+    assert any(i.context and i.policy == "profile" for i in read.items)
