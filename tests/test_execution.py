@@ -19,6 +19,7 @@ import dask.config
 import numpy as np
 import pytest
 
+import membench.execution.executor as executor_module
 from membench.execution.errors import ClusterError
 from membench.execution.executor import InProcess, OnDask, executor
 from membench.execution.identity import mismatch, process_identity
@@ -122,6 +123,41 @@ def test_a_unit_that_ends_every_worker_running_it_stops_the_stage_in_one_line(
     assert message.endswith("; nothing was written") and "\n" not in message
 
 
+UNREADABLE_UNIT = "def unit(offset, value):\n    return value + offset\n"
+
+
+@pytest.mark.parametrize("source_changed", [False, True])
+def test_units_no_worker_can_read_stop_the_stage_instead_of_waiting_forever(
+        no_cluster_configured, tmp_path, source_changed):
+    """A worker that cannot import a unit's code (its file edited after the stage imported
+    it, as an edit of membench's source while a stage runs) leaves the scheduler for good:
+    the stage stops in one line once no worker has been there for the grace period."""
+    monkeypatch = no_cluster_configured
+    monkeypatch.setenv("MEMBENCH_WORKERS", "1")
+    monkeypatch.setitem(executor_module.NO_WORKER_GRACE, "local", 3.0)
+    if source_changed:  # as if membench's own files had changed since this process began
+        monkeypatch.setattr(executor_module, "SOURCE_AT_IMPORT", "another digest")
+    module = tmp_path / "edited_while_running.py"
+    module.write_text(UNREADABLE_UNIT)
+    monkeypatch.syspath_prepend(str(tmp_path))  # spawned workers get this sys.path too
+    import edited_while_running
+
+    try:
+        with executor("demo", 2, lambda line: None) as units:
+            module.write_text("raise ImportError('half-written')\n")  # the workers' copy
+            started = time.monotonic()
+            with pytest.raises(ClusterError) as raised:
+                units.map(edited_while_running.unit, 1, [1, 2], label="demo")
+        assert time.monotonic() - started < 60
+    finally:
+        sys.modules.pop("edited_while_running", None)
+    message = str(raised.value)
+    assert message.startswith("demo: 2 unit(s) waiting and no worker on a local Dask "
+                              "cluster of 1 worker(s) for 3 s")
+    assert message.endswith("; nothing was written") and "\n" not in message
+    assert ("membench's source files changed" in message) == source_changed
+
+
 def test_identities_differ_by_the_first_package_that_differs():
     ours = process_identity()
     assert ours["membench"] and len(ours["membench source"]) == 16
@@ -141,10 +177,9 @@ def _free_port() -> int:
 
 def test_an_unreachable_scheduler_is_one_line_naming_its_address(no_cluster_configured):
     address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
-    with dask.config.set({"scheduler-address": address}):
-        with pytest.raises(ClusterError) as raised:
-            with executor("demo", 3, lambda line: None):
-                pytest.fail("no work may start")
+    with dask.config.set({"scheduler-address": address}), pytest.raises(ClusterError) as raised:
+        with executor("demo", 3, lambda line: None):
+            pytest.fail("no work may start")
     message = str(raised.value)
     assert message.startswith(f"cannot reach the Dask scheduler at {address}: ")
     assert "\n" not in message

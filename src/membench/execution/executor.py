@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from membench.execution.errors import ClusterError
+from membench.execution.identity import source_digest
 from membench.execution.placement import Placement, placement_for
 from membench.plugins import loaded_plugins
 
@@ -83,6 +84,40 @@ def _in_worker(plugins: tuple[str, ...], function: Callable[[Any, U], R], shared
         raise
 
 
+# membench's source as this process imported it (7 ms to read): later workers import the
+# files as they are when they start
+SOURCE_AT_IMPORT = source_digest()
+WATCH_SECONDS = 5  # how often a stage waiting on its units asks whether any worker is left
+# how long a stage waits with no worker at all before it stops: a private cluster's nanny
+# replaces a dead worker within seconds; an existing cluster may be scaling up
+NO_WORKER_GRACE = {"local": 60.0, "existing": 600.0}
+
+
+class _WorkerWatch:
+    """Stops a stage whose units wait on a cluster with no worker: a worker that cannot
+    read a unit (membench's source edited while the stage ran, so a worker imports other
+    code than the stage's) leaves the scheduler for good, and the units would wait forever."""
+
+    def __init__(self, client: Any, placement: Placement, label: str) -> None:
+        self.client, self.placement, self.label = client, placement, label
+        self.grace = NO_WORKER_GRACE["existing" if placement.existing else "local"]
+        self.alone_since: float | None = None
+
+    def check(self, waiting: int) -> None:
+        if self.client.nthreads():
+            self.alone_since = None
+            return
+        now = time.monotonic()
+        self.alone_since = self.alone_since if self.alone_since is not None else now
+        if now - self.alone_since < self.grace:
+            return
+        why = (" (membench's source files changed since the stage started: rerun it "
+               "once they stop changing)" if source_digest() != SOURCE_AT_IMPORT else "")
+        raise ClusterError(f"{self.label}: {waiting} unit(s) waiting and no worker on "
+                           f"{self.placement.describe()} for {round(self.grace)} s{why}; "
+                           f"nothing was written")
+
+
 class OnDask:
     """Units as tasks of a distributed Client; the shared inputs one task every unit
     depends on (held by the scheduler, so recomputed if the worker holding it dies)."""
@@ -112,8 +147,18 @@ class OnDask:
                        for index, unit in enumerate(units)]
         names = {future.key: name(unit) for future, unit in zip(futures, units)}
         progress = progress or _Progress(label, len(units), self.say)
+        watch = _WorkerWatch(self.client, self.placement, label)
         try:
-            for future in as_completed(futures, loop=self.client.loop):
+            completed = as_completed(futures, loop=self.client.loop)
+            waited_since = time.monotonic()
+            while not completed.is_empty():
+                if not completed.has_ready():  # as as_completed's own wait: 0.1 s polls
+                    time.sleep(0.1)
+                    if time.monotonic() - waited_since >= WATCH_SECONDS:
+                        watch.check(completed.count())
+                        waited_since = time.monotonic()
+                    continue
+                future = next(completed)
                 if future.status == "error":
                     future.result()  # raises the unit's own exception
                 progress.finished(names[future.key])

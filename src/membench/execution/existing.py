@@ -33,7 +33,7 @@ def check_workers(client: Any, placement: Placement) -> None:
     """Every worker's membench source and dependency versions are this client's."""
     import cloudpickle
 
-    import membench.execution.identity as identity
+    from membench.execution import identity
 
     try:
         client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)

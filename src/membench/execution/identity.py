@@ -9,7 +9,6 @@ from __future__ import annotations
 def process_identity() -> dict[str, str]:
     """Python's minor version, membench's version and a digest of its source files, and
     the installed version of each of membench's own dependencies."""
-    import hashlib
     import re
     import sys
     from importlib import metadata
@@ -29,12 +28,7 @@ def process_identity() -> dict[str, str]:
     except (ImportError, AttributeError, TypeError, StopIteration) as error:
         found["membench"] = f"not importable ({error})"
         return found
-    digest = hashlib.sha256()
-    for root in roots:
-        for path in sorted(root.rglob("*.py")):
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes())
-    found["membench source"] = digest.hexdigest()[:16]
+    found["membench source"] = _digest_of(roots)
     for requirement in requires:
         if "extra ==" in requirement:
             continue
@@ -44,6 +38,29 @@ def process_identity() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             found[name] = "not installed"
     return found
+
+
+def _digest_of(roots: list) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def source_digest() -> str | None:
+    """The digest of membench's source files as they are now (None if not found)."""
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    try:
+        return _digest_of([Path(next(iter(find_spec(name).submodule_search_locations)))
+                           for name in ("membench", "membench.stages")])
+    except (ImportError, AttributeError, TypeError, StopIteration, OSError):
+        return None
 
 
 def mismatch(ours: dict[str, str], theirs: dict[str, str]) -> str | None:
