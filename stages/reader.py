@@ -20,8 +20,8 @@ from membench.commands.common import (
 )
 from membench.commands.model_calls import model_answers
 from membench.commands.parameters import read_params
-from membench.io.answer_tables import READ_COLUMNS, answers_table, reader_items
-from membench.io.inputs import CONTEXT_BATCH_ROWS, read_batches, read_scenario
+from membench.io.answer_tables import answers_table, reader_items
+from membench.io.inputs import read_scenario
 from membench.io.model_cache import cache_text, read_cache
 from membench.io.outputs import staged_outputs
 from membench.scoring.answers import ReaderSettings, answer_summary, read_answers
@@ -37,8 +37,7 @@ def reader(scenario: ScenarioDir, outcomes: OutcomesFile, cache: CacheFile, out:
     """Have the model answer each probe from the injected context, and classify answers."""
     p = read_params(params)
     built = read_scenario(scenario)
-    read = reader_items(read_batches(outcomes, CONTEXT_BATCH_ROWS, READ_COLUMNS), p.reader.policies,
-                        p.reader.max_context_tokens)
+    read = reader_items(outcomes, p.reader.policies, p.reader.max_context_tokens)
     known = read.policies
     unknown = [name for name in p.reader.policies if name not in known]
     if unknown:

@@ -250,7 +250,7 @@ def test_parity_tells_a_context_that_differs_by_one_character(tmp_path):
 
 
 @pytest.mark.parametrize("story", ["default", "format2"])
-def test_the_parity_index_read_in_batches_equals_the_one_of_the_rows(story, tmp_path,
+def test_the_parity_index_read_a_row_group_at_a_time_equals_the_one_of_the_rows(story, tmp_path,
                                                                      default_run):
     if story == "default":
         rows = default_run.result.outcomes
@@ -261,9 +261,10 @@ def test_the_parity_index_read_in_batches_equals_the_one_of_the_rows(story, tmp_
         rows = run_bench(scenario, EXTRACTORS["perfect"](scenario), policies,
                          lambda texts: [0] * len(texts), IndexCache()).outcomes
     path = tmp_path / "outcomes.parquet"
-    pq.write_table(outcomes_table(rows), path)
     some = sorted({r.policy for r in rows})[::2]
-    assert memory_index_from_parquet(path, some) == memory_index(rows, some)
+    for group_rows in (7, None):  # many row groups (read one at a time), then one
+        pq.write_table(outcomes_table(rows), path, row_group_size=group_rows)
+        assert memory_index_from_parquet(path, some) == memory_index(rows, some)
     assert len(memory_index(rows, some)) < len(rows)
     pq.write_table(outcomes_table(rows).drop_columns(["context"]), path)
     with pytest.raises(ValueError, match="expected schema"):

@@ -9,7 +9,6 @@ from dataclasses import replace
 import pyarrow.parquet as pq
 import pytest
 
-from membench.io import inputs
 from membench.io.inputs import read_outcomes
 from membench.io.tables import outcomes_table, result_from_tables, stored_table
 
@@ -21,10 +20,11 @@ def written(default_run, tmp_path):
     return path
 
 
-@pytest.mark.parametrize("batch_rows", [7, 1024])
-def test_contexts_are_kept_only_for_the_traced_outcomes(written, default_run, monkeypatch,
-                                                         batch_rows):
-    monkeypatch.setattr(inputs, "CONTEXT_BATCH_ROWS", batch_rows)  # batches cut anywhere
+@pytest.mark.parametrize("group_rows", [7, 1024])
+def test_contexts_are_kept_only_for_the_traced_outcomes(default_run, tmp_path, group_rows):
+    written = tmp_path / "outcomes.parquet"  # row groups cut anywhere
+    pq.write_table(outcomes_table(default_run.result.outcomes), written,
+                   row_group_size=group_rows)
     table = read_outcomes(written, frozenset({"stale"}))
     assert table.schema.equals(pq.read_schema(written))
     rows = result_from_tables(table, stored_table(default_run.result.stored)).outcomes

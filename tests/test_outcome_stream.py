@@ -15,8 +15,8 @@ import test_users as users_story
 from params_yaml import PARAMS
 
 from membench.extraction.extractors import EXTRACTORS
-from membench.io.answer_tables import READ_COLUMNS, reader_items
-from membench.io.inputs import read_batches
+from membench.io.answer_tables import reader_items
+from membench.io.inputs import read_batches, read_contexts
 from membench.io.outputs import OutputError, staged_outputs
 from membench.io.tables import (
     outcome_tables,
@@ -136,13 +136,14 @@ def test_an_empty_users_table_is_no_summary_and_a_foreign_one_an_error(tmp_path)
         user_outcome_summary(read_batches(tmp_path / "missing.parquet"))
 
 
-@pytest.mark.parametrize("batch_rows", [7, 1024])
+@pytest.mark.parametrize("group_rows", [7, 1024])
 def test_the_reader_keeps_its_policies_rows_and_only_the_contexts_it_sends(
-        default_run, tmp_path, batch_rows):
+        default_run, tmp_path, group_rows):
     path = tmp_path / "outcomes.parquet"
-    pq.write_table(outcomes_table(default_run.result.outcomes), path)
+    pq.write_table(outcomes_table(default_run.result.outcomes), path,
+                   row_group_size=group_rows)
     chosen, limit = ("profile", "full_transcript"), 2000
-    read = reader_items(read_batches(path, batch_rows, READ_COLUMNS), chosen, limit)
+    read = reader_items(path, chosen, limit)
     assert read.policies == {r.policy for r in default_run.result.outcomes}
     expected = [ReaderItem(r.policy, r.form, r.day, r.fact_key, r.question,
                            r.context if r.injected_tokens <= limit else "",
@@ -151,3 +152,24 @@ def test_the_reader_keeps_its_policies_rows_and_only_the_contexts_it_sends(
     assert read.items == expected
     assert any(not i.context and i.policy == "full_transcript" for i in read.items)
     assert any(i.context and i.policy == "profile" for i in read.items)
+
+
+def test_contexts_are_read_only_from_the_row_groups_that_hold_the_rows(default_run,
+                                                                         tmp_path,
+                                                                         monkeypatch):
+    path = tmp_path / "outcomes.parquet"
+    rows = default_run.result.outcomes
+    pq.write_table(outcomes_table(rows), path, row_group_size=10)
+    wanted = [0, 9, 10, 11, 500, len(rows) - 1]
+    assert read_contexts(path, reversed(wanted)) == {i: rows[i].context for i in wanted}
+    assert read_contexts(path, []) == {}
+    read: list[int] = []
+    original = pq.ParquetFile.read_row_group
+
+    def counted(self, group, *args, **kwargs):
+        read.append(group)
+        return original(self, group, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counted)
+    read_contexts(path, wanted)
+    assert read == [0, 1, 50, (len(rows) - 1) // 10]

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from membench.io.inputs import read_contexts, read_parquet
 from membench.scoring.answers import AnswerRow, ReaderItem
 
 ANSWERS_SCHEMA = pa.schema([
@@ -31,24 +33,26 @@ class ReaderInput:
     policies: frozenset[str]  # every policy the table holds
 
 
-def reader_items(batches: Iterable[pa.RecordBatch], policies: Sequence[str],
+def reader_items(outcomes: Path, policies: Sequence[str],
                  max_context_tokens: int) -> ReaderInput:
-    """The outcomes table's rows as the reader reads them, a batch at a time: only the
-    reader's policies' rows are kept, and a context only where it is sent (at most
-    max_context_tokens), so a long story's whole transcripts are never all held."""
-    wanted = pa.array(sorted(set(policies)), pa.string())
-    items: list[ReaderItem] = []
-    seen: set[str] = set()
-    for batch in batches:
-        seen.update(pc.unique(batch.column("policy")).to_pylist())
-        chosen = batch.filter(pc.is_in(batch.column("policy"), value_set=wanted))
-        columns = chosen.select(READ_COLUMNS).to_pydict()
-        for values in zip(*(columns[c] for c in READ_COLUMNS), strict=True):
-            item = ReaderItem(*values)
-            if item.injected_tokens > max_context_tokens:  # never sent: not kept
-                item = replace(item, context="")
-            items.append(item)
-    return ReaderInput(items, frozenset(seen))
+    """The outcomes table's rows as the reader reads them: only the reader's policies'
+    rows, and a context only where it is sent (at most max_context_tokens), read from
+    the row groups that hold one (read_contexts): a long story's whole transcripts are
+    never all held."""
+    columns = [name for name in READ_COLUMNS if name != "context"]
+    table = read_parquet(outcomes, columns)
+    chosen = pc.is_in(table.column("policy"), value_set=pa.array(sorted(set(policies)),
+                                                                  pa.string()))
+    rows = pc.indices_nonzero(chosen).to_pylist()
+    values = table.filter(chosen).to_pydict()
+    tokens = values["injected_tokens"]
+    contexts = read_contexts(outcomes, (row for row, count in zip(rows, tokens, strict=True)
+                                        if count <= max_context_tokens))
+    items = [ReaderItem(policy, form, day, fact_key, question, contexts.get(row, ""),
+                        count, outcome)
+             for row, policy, form, day, fact_key, question, count, outcome in zip(
+                 rows, *(values[name] for name in columns), strict=True)]
+    return ReaderInput(items, frozenset(pc.unique(table.column("policy")).to_pylist()))
 
 
 def answers_table(rows: Sequence[AnswerRow]) -> pa.Table:

@@ -84,8 +84,10 @@ def at_rest_from_table(table: pa.Table) -> list[AtRestRow]:
 
 def memory_index_from_parquet(path: Path, policies: Iterable[str]
                               ) -> dict[ProbeKey, tuple[str, bytes]]:
-    """parity.memory_index of the policies stage's outcomes, read a batch at a time: at a
-    thousand sessions the file's contexts are gigabytes once decoded."""
+    """parity.memory_index of the policies stage's outcomes, read a row group at a time
+    (at most about 64 Mi context characters as the policies stage writes them; a batch of
+    rows could hold thousands of whole transcripts): at a thousand sessions the file's
+    contexts are gigabytes once decoded."""
     if not path.is_file():
         raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
     schema = pq.read_schema(path)
@@ -96,7 +98,9 @@ def memory_index_from_parquet(path: Path, policies: Iterable[str]
     wanted = pa.array(sorted(set(policies)), pa.string())
     columns = ["policy", "day", "question", "outcome", "context"] + (["probe_id"] * format2)
     index: dict[ProbeKey, tuple[str, bytes]] = {}
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=4096, columns=columns):
+    file = pq.ParquetFile(path)
+    for group in range(file.metadata.num_row_groups):  # one row group's contexts at a time
+        batch = file.read_row_group(group, columns=columns)
         batch = batch.filter(pc.is_in(batch.column("policy"), value_set=wanted))
         probe_ids = (batch.column("probe_id").to_pylist() if format2
                      else [None] * batch.num_rows)

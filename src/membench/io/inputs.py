@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +54,36 @@ def read_batches(path: Path, batch_rows: int = BATCH_ROWS,
     yield from reader.iter_batches(batch_size=batch_rows, columns=columns)
 
 
-CONTEXT_BATCH_ROWS = 1024  # rows whose contexts are decoded at once
+def read_contexts(path: Path, rows: Iterable[int]) -> dict[int, str]:
+    """The outcomes' `context` of the given rows, reading only the row groups that hold
+    them, one at a time: the peak is one row group's contexts (at most about 64 Mi
+    characters as the policies stage writes them), never the column's (gigabytes at a
+    thousand sessions: whole transcripts)."""
+    wanted = sorted(set(rows))
+    found: dict[int, str] = {}
+    if not wanted:
+        return found
+    file = pq.ParquetFile(path)
+    position, start = 0, 0
+    for group in range(file.metadata.num_row_groups):
+        end = start + file.metadata.row_group(group).num_rows
+        mine = []
+        while position < len(wanted) and wanted[position] < end:
+            mine.append(wanted[position])
+            position += 1
+        if mine:
+            column = file.read_row_group(group, columns=["context"]).column("context")
+            taken = column.take(pa.array([row - start for row in mine], pa.int64()))
+            found.update(zip(mine, taken.to_pylist(), strict=True))
+        start = end
+    return found
 
 
 def read_outcomes(path: Path, contexts_of: frozenset[str] = frozenset()) -> pa.Table:
     """The policies stage's outcomes without the bulk of their contexts (gigabytes once
     decoded at a thousand sessions): every column, but `context` holds the injected text
     only on rows whose outcome is in `contexts_of` (the report's stale traces), "" on the
-    rest. The contexts are read a batch at a time, so the peak stays one batch's."""
+    rest, read by read_contexts."""
     schema = pq.read_schema(path) if path.is_file() else pa.schema([])
     names = schema.names
     if "context" not in names:
@@ -70,13 +92,8 @@ def read_outcomes(path: Path, contexts_of: frozenset[str] = frozenset()) -> pa.T
     kept: dict[int, str] = {}
     if contexts_of:
         wanted = pa.array(sorted(contexts_of), pa.string())
-        start = 0
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=CONTEXT_BATCH_ROWS,
-                                                       columns=["outcome", "context"]):
-            mask = pc.is_in(batch.column("outcome"), value_set=wanted)
-            for offset in pc.indices_nonzero(mask).to_pylist():
-                kept[start + offset] = batch.column("context")[offset].as_py()
-            start += batch.num_rows
+        mask = pc.is_in(table.column("outcome"), value_set=wanted)
+        kept = read_contexts(path, pc.indices_nonzero(mask).to_pylist())
     contexts = pa.array([kept.get(row, "") for row in range(table.num_rows)],
                         schema.field("context").type)
     return table.add_column(names.index("context"), schema.field("context"), contexts)
