@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import dask.config
+import distributed  # noqa: F401  its config defaults exist before a test sets one of them
 import numpy as np
 import pytest
 

@@ -23,8 +23,9 @@ ANSWERS_SCHEMA = pa.schema([
     pa.field("answer", pa.string()),  # null: not asked (context over max_context_tokens)
 ])
 
-READ_COLUMNS = ["policy", "form", "day", "fact_key", "question", "context", "injected_tokens",
-                "outcome"]
+# The outcome columns the reader reads whole; `context` is read by read_contexts, and only
+# where the reader sends it.
+READ_COLUMNS = ["policy", "form", "day", "fact_key", "question", "injected_tokens", "outcome"]
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,7 @@ def reader_items(outcomes: Path, policies: Sequence[str],
     rows, and a context only where it is sent (at most max_context_tokens), read from
     the row groups that hold one (read_contexts): a long story's whole transcripts are
     never all held."""
-    columns = [name for name in READ_COLUMNS if name != "context"]
-    table = read_parquet(outcomes, columns)
+    table = read_parquet(outcomes, READ_COLUMNS)
     chosen = pc.is_in(table.column("policy"), value_set=pa.array(sorted(set(policies)),
                                                                   pa.string()))
     rows = pc.indices_nonzero(chosen).to_pylist()
@@ -51,7 +51,7 @@ def reader_items(outcomes: Path, policies: Sequence[str],
     items = [ReaderItem(policy, form, day, fact_key, question, contexts.get(row, ""),
                         count, outcome)
              for row, policy, form, day, fact_key, question, count, outcome in zip(
-                 rows, *(values[name] for name in columns), strict=True)]
+                 rows, *(values[name] for name in READ_COLUMNS), strict=True)]
     return ReaderInput(items, frozenset(pc.unique(table.column("policy")).to_pylist()))
 
 
