@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,10 +19,13 @@ pytestmark = pytest.mark.slow
 
 def _install(repo_root: Path, site: Path) -> None:
     # pip's own build isolation: it installs the example's build backend (setuptools) from
-    # the package index as any user's install would
+    # the package index as any user's install would. Built from a copy: the build writes
+    # its egg-info beside the sources, and a write into the repository while another test
+    # runs a memory system there is that system's "wrote outside its directory".
+    source = site.with_name(f"{site.name}-source")
+    shutil.copytree(repo_root / "examples/membench-example-system", source)
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--disable-pip-version-check", "--target", str(site),
-                    str(repo_root / "examples/membench-example-system")],
+                    "--disable-pip-version-check", "--target", str(site), str(source)],
                    check=True, capture_output=True, text=True, timeout=300)
 
 
