@@ -3,8 +3,8 @@ in process and on 1 and 2 local Dask workers (membench.execution, docs/cluster.m
 
 Not a test: machines here are shared and noisy, so compare placements within one run.
 
-  python benchmarks/executor_bench.py [--stages backends users multiseed] [--workers 0 1 2]
-                                      [--params params.yaml]
+  python benchmarks/executor_bench.py [--stages backends users multiseed]
+                                      [--workers 0 1 2 unset] [--params params.yaml]
   python benchmarks/executor_bench.py --embed [--workers 0 1 2]
 
 --embed measures dense work instead: the embed stage's default texts (after `dvc repro
@@ -14,7 +14,7 @@ a fresh interpreter; it prints texts per second, per worker and in all.
 Run from a checkout whose stage inputs exist (after `dvc repro`, or `dvc repro users` for
 an overlay's story). Each stage runs as dvc.yaml says, its outputs redirected to a
 temporary directory (persistent ones, such as embedding caches, copied there first), with
-MEMBENCH_WORKERS set; the outputs must be the same bytes for every placement (checked,
+MEMBENCH_WORKERS set ("unset": left out, the automatic placement); the outputs must be the same bytes for every placement (checked,
 machine-dependent cost files left out). The peak is the largest VmHWM of any one process
 of the stage's tree (the stage, its workers, their servers), sampled every 0.5 s
 (the walk over /proc costs some CPU itself: compare placements, not machines).
@@ -63,6 +63,12 @@ def _high_water_kb(pid: int) -> int:
     return 0
 
 
+def placement_env(workers: str) -> dict[str, str]:
+    """MEMBENCH_WORKERS=workers; "unset" leaves it out (the automatic placement)."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMBENCH_WORKERS"}
+    return env if workers == "unset" else {**env, "MEMBENCH_WORKERS": workers}
+
+
 def run_stage(name: str, spec: dict, params: Path, workers: str, out: Path) -> tuple[float, int]:
     words = shlex.split(spec["cmd"])
     outs = [next(iter(o)) if isinstance(o, dict) else o
@@ -73,7 +79,7 @@ def run_stage(name: str, spec: dict, params: Path, workers: str, out: Path) -> t
             shutil.copy(path, target)  # a persistent cache starts as the pipeline's
         words = [str(target) if word == path else word for word in words]
     words += ["--params", str(params)]
-    env = {**os.environ, "MEMBENCH_WORKERS": workers, "DVC_NO_ANALYTICS": "1"}
+    env = {**placement_env(workers), "DVC_NO_ANALYTICS": "1"}
     started = time.monotonic()
     process = subprocess.Popen(words, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
@@ -108,11 +114,12 @@ def embed_rates(placements: list[str]) -> None:
     print("|---|---|---|---|---|")
     for workers in placements:
         done = subprocess.run(["python", "-c", EMBED_SCRIPT], cwd=ROOT, capture_output=True,
-                              text=True, env={**os.environ, "MEMBENCH_WORKERS": workers},
+                              text=True, env=placement_env(workers),
                               check=True)
         count, wall = done.stdout.split()
         rate = int(count) / float(wall)
-        per = f"{rate / int(workers):.1f}" if int(workers) else "(2 threads in process)"
+        per = (f"{rate / int(workers):.1f}" if workers.isdigit() and int(workers)
+               else "(2 threads in process)")
         print(f"| MEMBENCH_WORKERS={workers} | {count} | {float(wall):.1f} s | {rate:.1f} | "
               f"{per} |", flush=True)
 

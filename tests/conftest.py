@@ -12,6 +12,12 @@ from membench.params import load_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Where stages run their units, unset, depends on how long the first unit took (a cluster
+# for long work: membench.execution.executor.Automatic); on a loaded test machine that
+# would vary from run to run. Every stage the suite runs stays in its process unless a
+# test asks otherwise (the outputs are the same bytes anywhere: tests/test_execution.py).
+os.environ.setdefault("MEMBENCH_WORKERS", "0")
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 import membench.execution.executor as executor_module
 from membench.execution.errors import ClusterError
-from membench.execution.executor import InProcess, OnDask, executor
+from membench.execution.executor import Automatic, InProcess, OnDask, executor
 from membench.execution.identity import mismatch, process_identity
 from membench.execution.placement import Placement, placement_for
 
@@ -35,6 +35,49 @@ def fails_on_three(offset: int, unit: int) -> int:
     if unit == 3:
         raise ValueError("unit 3 is bad")
     return unit
+
+
+def timed_unit(seconds: float, unit: int) -> tuple[int, int, int]:
+    """Takes `seconds`; says which process ran it."""
+    time.sleep(seconds)
+    return unit, unit * 10, os.getpid()
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_unconfigured_short_work_stays_in_this_process(no_cluster_configured, cores,
+                                                      monkeypatch):
+    """Long work on one core stays here too: one worker is slower than this process."""
+    monkeypatch.setattr(executor_module, "available_cores", lambda: cores)
+    if cores == 1:
+        monkeypatch.setattr(executor_module, "AUTO_CLUSTER_SECONDS", 0.01)
+    lines: list[str] = []
+    with executor("demo", 4, lines.append) as units:
+        assert isinstance(units, Automatic)
+        results = units.map(timed_unit, 0.05, [1, 2, 3, 4], label="demo")
+    assert results == [(unit, unit * 10, os.getpid()) for unit in (1, 2, 3, 4)]
+    assert not any("Dask" in line for line in lines), lines
+    assert [line.split(" (")[0] for line in lines] == [f"demo: {n}/4 done" for n in (1, 2, 3, 4)]
+
+
+def test_unconfigured_long_work_moves_the_units_after_the_first_to_a_local_cluster(
+        no_cluster_configured, monkeypatch):
+    """Timed by the first unit, the other three would take longer here than the threshold:
+    they run on a private cluster of one worker per core, and the results keep their order."""
+    monkeypatch.setattr(executor_module, "available_cores", lambda: 2)
+    monkeypatch.setattr(executor_module, "AUTO_CLUSTER_SECONDS", 0.5)
+    lines: list[str] = []
+    with executor("demo", 4, lines.append) as units:
+        results = units.map(timed_unit, 0.3, [4, 3, 2, 1], label="demo")
+        assert units.started is not None  # the cluster lives until the block ends
+        client = units.started[0]
+        assert len(client.nthreads()) == 2
+    assert client.status == "closed"
+    assert [result[:2] for result in results] == [(4, 40), (3, 30), (2, 20), (1, 10)]
+    assert results[0][2] == os.getpid()  # the first unit, timed here
+    assert all(result[2] != os.getpid() for result in results[1:])
+    assert any(line.startswith("demo: the other 3 units (about ") and
+               line.endswith(") on a local Dask cluster of 2 worker(s)") for line in lines)
+    assert sum(" done (" in line for line in lines) == 4
 
 
 def slow_unit(directory: str, unit: int) -> tuple[int, int]:
@@ -62,7 +105,7 @@ def test_placement_comes_from_the_environment_never_from_params(no_cluster_confi
     with pytest.raises(ValueError, match="MEMBENCH_WORKERS='two'"):
         placement_for(8)
     monkeypatch.delenv("MEMBENCH_WORKERS")
-    assert placement_for(8) == Placement()  # unset: this process
+    assert placement_for(8) == Placement(automatic=True)  # unset: decided by the work
     with dask.config.set({"scheduler-address": "tcp://10.0.0.1:8786"}):
         assert placement_for(8).existing and placement_for(8).address == "tcp://10.0.0.1:8786"
 

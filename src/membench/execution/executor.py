@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from membench.execution.errors import ClusterError
 from membench.execution.identity import source_digest
-from membench.execution.placement import Placement, placement_for
+from membench.execution.placement import Placement, available_cores, placement_for
 from membench.plugins import loaded_plugins
 
 U = TypeVar("U")
@@ -170,11 +170,60 @@ class OnDask:
             self.client.cancel(futures + [inputs], force=True)
 
 
+# Nothing configured: the units after the first go to a private cluster when, timed by the
+# first, they would take at least this long here. Below it a cluster's start (a few
+# seconds, more on a loaded machine) and the inputs' trip to each worker eat the gain.
+AUTO_CLUSTER_SECONDS = 120.0
+
+
+class Automatic:
+    """Nothing configured: the first unit in this process, timed (units come longest first
+    where a stage knows their sizes); the rest here too when they are short work or the
+    machine has one core, else on a private LocalCluster of one worker per core (at most
+    one per unit), started then and stopped when the stage's block ends."""
+
+    placement = Placement(automatic=True)
+
+    def __init__(self, say: Say, clusters: contextlib.ExitStack, cores: int) -> None:
+        self.say, self.clusters, self.cores = say, clusters, cores
+        self.started: tuple[Any, Placement] | None = None  # one cluster per block
+
+    def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
+            label: str, name: Callable[[U], str] = str,
+            progress: _Progress | None = None) -> list[R]:
+        progress = progress or _Progress(label, len(units), self.say)
+        if not units:
+            return []
+        start = time.monotonic()
+        results = [function(shared, units[0])]
+        estimate = (time.monotonic() - start) * (len(units) - 1)
+        progress.finished(name(units[0]))
+        rest = units[1:]
+        workers = min(self.cores, len(rest))
+        if workers < 2 or estimate < AUTO_CLUSTER_SECONDS:
+            return results + InProcess(self.say).map(function, shared, rest, label=label,
+                                                     name=name, progress=progress)
+        if self.started is None:
+            from membench.execution.local import local_client
+
+            placement = Placement(workers=workers)
+            self.started = (self.clusters.enter_context(local_client(workers)), placement)
+        client, placement = self.started
+        self.say(f"{label}: the other {len(rest)} units (about {_duration(estimate)} in "
+                 f"this process) on {placement.describe()}")
+        return results + OnDask(client, placement, self.say).map(
+            function, shared, rest, label=label, name=name, progress=progress)
+
+
 @contextlib.contextmanager
-def executor(label: str, units: int, say: Say) -> Iterator[InProcess | OnDask]:
+def executor(label: str, units: int, say: Say) -> Iterator[InProcess | Automatic | OnDask]:
     """Where `units` units of `label` run; the private cluster, if one was started, is
     stopped however the block ends."""
     placement = placement_for(units)
+    if placement.automatic:
+        with contextlib.ExitStack() as clusters:
+            yield Automatic(say, clusters, available_cores())
+        return
     if not placement.existing and not placement.workers:
         yield InProcess(say)
         return

@@ -3,8 +3,11 @@
 - Dask's own configuration names an existing cluster: `scheduler-address`
   (DASK_SCHEDULER_ADDRESS) or `scheduler-file` (DASK_SCHEDULER_FILE, the JSON file
   `dask scheduler --scheduler-file` writes).
-- Else MEMBENCH_WORKERS: 0 (the default) runs in this process; N starts a private
-  LocalCluster of N worker processes (at most one per unit)."""
+- Else MEMBENCH_WORKERS: 0 runs in this process; N starts a private LocalCluster of N
+  worker processes (at most one per unit).
+- Unset: automatic. The executor times the first unit in this process and moves the rest
+  to a private LocalCluster of one worker per core only when they are long work
+  (membench.execution.executor.Automatic)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ class Placement:
     workers: int = 0  # local worker processes; 0: this process (or the existing cluster)
     address: str | None = None
     scheduler_file: str | None = None
+    automatic: bool = False  # nothing configured: this process unless the work is long
 
     @property
     def existing(self) -> bool:
@@ -31,6 +35,8 @@ class Placement:
             return f"the Dask cluster in {self.scheduler_file}"
         if self.workers:
             return f"a local Dask cluster of {self.workers} worker(s)"
+        if self.automatic:
+            return "this process, or a local Dask cluster if the work is long"
         return "this process"
 
 
@@ -53,5 +59,15 @@ def placement_for(units: int) -> Placement:
     if address or scheduler_file:
         return Placement(address=str(address) if address else None,
                          scheduler_file=str(scheduler_file) if scheduler_file else None)
-    workers = min(configured_workers() or 0, units)
-    return Placement(workers=workers)
+    workers = configured_workers()
+    if workers is None:
+        return Placement(automatic=True)
+    return Placement(workers=min(workers, units))
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity, as a container or taskset sets it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
