@@ -40,6 +40,7 @@ from membench.scoring.users import (
     deployment_units,
     in_output_order,
     run_deployment_unit,
+    unit_sizes,
 )
 
 
@@ -78,7 +79,8 @@ def users(corpus: CorpusSnapshot, out: OutFile, cache_file: CacheFile,
                  f"{list(scenarios[0].scenario.probe_days)}: {len(policies)} policies")
         with executor("users", len(units), progress) as where:  # membench.execution
             parts = where.map(unit_tables, DeploymentRun(deployment, tuple(policies), vectors),
-                              units, label="users", name=lambda unit: f"{unit[0]} {unit[1]}")
+                              units, label="users", name=lambda unit: f"{unit[0]} {unit[1]}",
+                              sizes=unit_sizes(deployment, units))
         table = pa.concat_tables(in_output_order(deployment, units, parts)).combine_chunks()
     with staged_outputs() as outputs:
         outputs.parquet(out, table)

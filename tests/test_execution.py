@@ -75,9 +75,41 @@ def test_unconfigured_long_work_moves_the_units_after_the_first_to_a_local_clust
     assert [result[:2] for result in results] == [(4, 40), (3, 30), (2, 20), (1, 10)]
     assert results[0][2] == os.getpid()  # the first unit, timed here
     assert all(result[2] != os.getpid() for result in results[1:])
-    assert any(line.startswith("demo: the other 3 units (about ") and
-               line.endswith(") on a local Dask cluster of 2 worker(s)") for line in lines)
+    assert any(line.startswith("demo: the first unit took ") and
+               line.endswith(" s here; the other 3 on a local Dask cluster of 2 worker(s)")
+               for line in lines), lines
     assert sum(" done (" in line for line in lines) == 4
+
+
+def test_unconfigured_work_scaled_by_the_units_sizes_stays_short(no_cluster_configured,
+                                                                  monkeypatch):
+    """The first unit is the big one: the other three, a tenth of it each, are short work
+    at its pace (alike, they would have been long)."""
+    monkeypatch.setattr(executor_module, "available_cores", lambda: 2)
+    monkeypatch.setattr(executor_module, "AUTO_CLUSTER_SECONDS", 0.5)
+    lines: list[str] = []
+    with executor("demo", 4, lines.append) as units:
+        results = units.map(timed_unit, 0.3, [4, 3, 2, 1], label="demo",
+                            sizes=[10, 1, 1, 1])
+        assert units.started is None
+    assert {result[2] for result in results} == {os.getpid()}
+    assert not any("Dask" in line for line in lines), lines
+
+
+def started_at(_: None, unit: int) -> tuple[int, int]:
+    started = time.time_ns()
+    time.sleep(0.2)
+    return unit, started
+
+
+def test_units_start_on_a_cluster_in_their_order(no_cluster_configured):
+    """A stage lists its longest units first; one worker runs them in that order."""
+    no_cluster_configured.setenv("MEMBENCH_WORKERS", "1")
+    with executor("demo", 6, lambda line: None) as units:
+        results = units.map(started_at, None, [5, 0, 3, 1, 4, 2], label="demo")
+    assert [unit for unit, _ in results] == [5, 0, 3, 1, 4, 2]
+    starts = [started for _, started in results]
+    assert starts == sorted(starts)
 
 
 def slow_unit(directory: str, unit: int) -> tuple[int, int]:

@@ -17,7 +17,9 @@ from membench.scoring.users import (
     SHARED,
     LeakClassifier,
     build_deployment,
+    deployment_units,
     run_deployment,
+    unit_sizes,
     user_counts,
 )
 
@@ -137,3 +139,15 @@ def test_dense_policies_run_in_both_modes_and_leak_only_shared():
     assert not any(r.cross_user_leak for r in found if r.mode == NAMESPACED)
     shared = {(r.policy, r.user, r.day, r.form): r for r in found if r.mode == SHARED}
     assert shared[("dense_transcript", "ana", 3, "literal")].cross_user_leak  # ben's region
+
+
+def test_unit_sizes_are_the_exchanges_each_unit_holds_over_the_probe_days():
+    """What the executor scales the first unit's time by (3 days of 3 exchanges a user)."""
+    load_plugins()
+    spec = parse_scenario_spec(tomllib.loads(STORY))
+    users = build_user_scenarios(spec, CORPUS, ScenarioShape(1, 3, 3, (2, 3), 2))
+    deployment = build_deployment(users, EXTRACTORS["perfect"])
+    units = deployment_units(deployment)
+    assert units == [(SHARED, 3), (SHARED, 2), (NAMESPACED, 0), (NAMESPACED, 1)]
+    # shared: both users' exchanges up to the day; a user's own: 6 on day 2 plus 9 on day 3
+    assert unit_sizes(deployment, units) == [18, 12, 15, 15]

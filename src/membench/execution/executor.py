@@ -2,7 +2,8 @@
 units' order, so the outputs are the same bytes wherever they ran.
 
 A unit is `function(shared, unit)`: `function` importable (a module's top level), `shared`
-the inputs every unit reads, sent once. On a cluster a worker that dies is replaced (a
+the inputs every unit reads, sent once. Units start in their order (a stage lists its
+longest first, so short ones fill in beside them). On a cluster a worker that dies is replaced (a
 LocalCluster's nanny restarts it) and its units rerun; a unit that kills
 `distributed.scheduler.allowed-failures` workers stops the stage."""
 
@@ -52,7 +53,7 @@ class InProcess:
         self.say = say
 
     def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
-            label: str, name: Callable[[U], str] = str,
+            label: str, name: Callable[[U], str] = str, sizes: Sequence[float] | None = None,
             progress: _Progress | None = None) -> list[R]:
         progress = progress or _Progress(label, len(units), self.say)
         results = []
@@ -126,7 +127,7 @@ class OnDask:
         self.client, self.placement, self.say = client, placement, say
 
     def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
-            label: str, name: Callable[[U], str] = str,
+            label: str, name: Callable[[U], str] = str, sizes: Sequence[float] | None = None,
             progress: _Progress | None = None) -> list[R]:
         import uuid
         import warnings
@@ -141,8 +142,10 @@ class OnDask:
             inputs = self.client.submit(_shared, shared, key=f"{label}-inputs-{run}",
                                         pure=False)
             plugins = loaded_plugins()
+            # in the units' order (a stage lists its longest first): Dask's own order
+            # for independent tasks left the longest for the end
             futures = [self.client.submit(_in_worker, plugins, function, inputs, unit,
-                                          pure=False,
+                                          pure=False, priority=len(units) - index,
                                           key=f"{label}-{index}-{run}")
                        for index, unit in enumerate(units)]
         names = {future.key: name(unit) for future, unit in zip(futures, units)}
@@ -177,10 +180,11 @@ AUTO_CLUSTER_SECONDS = 120.0
 
 
 class Automatic:
-    """Nothing configured: the first unit in this process, timed (units come longest first
-    where a stage knows their sizes); the rest here too when they are short work or the
-    machine has one core, else on a private LocalCluster of one worker per core (at most
-    one per unit), started then and stopped when the stage's block ends."""
+    """Nothing configured: the first unit in this process, timed; the rest here too when,
+    at that pace, they are short work (scaled by `sizes`, the units' relative costs, when
+    the stage knows them: else all alike) or the machine has one core, else on a private
+    LocalCluster of one worker per core (at most one per unit), started then and stopped
+    when the stage's block ends."""
 
     placement = Placement(automatic=True)
 
@@ -189,14 +193,16 @@ class Automatic:
         self.started: tuple[Any, Placement] | None = None  # one cluster per block
 
     def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
-            label: str, name: Callable[[U], str] = str,
+            label: str, name: Callable[[U], str] = str, sizes: Sequence[float] | None = None,
             progress: _Progress | None = None) -> list[R]:
         progress = progress or _Progress(label, len(units), self.say)
         if not units:
             return []
         start = time.monotonic()
         results = [function(shared, units[0])]
-        estimate = (time.monotonic() - start) * (len(units) - 1)
+        first = time.monotonic() - start
+        sizes = sizes or [1.0] * len(units)
+        estimate = first * sum(sizes[1:]) / sizes[0] if sizes[0] else float("inf")
         progress.finished(name(units[0]))
         rest = units[1:]
         workers = min(self.cores, len(rest))
@@ -209,8 +215,8 @@ class Automatic:
             placement = Placement(workers=workers)
             self.started = (self.clusters.enter_context(local_client(workers)), placement)
         client, placement = self.started
-        self.say(f"{label}: the other {len(rest)} units (about {_duration(estimate)} in "
-                 f"this process) on {placement.describe()}")
+        self.say(f"{label}: the first unit took {_duration(first)} here; the other "
+                 f"{len(rest)} on {placement.describe()}")
         return results + OnDask(client, placement, self.say).map(
             function, shared, rest, label=label, name=name, progress=progress)
 

@@ -223,6 +223,23 @@ def deployment_units(deployment: Deployment) -> list[Unit]:
             + [(NAMESPACED, position) for position in range(len(deployment.users))])
 
 
+def unit_sizes(deployment: Deployment, units: Sequence[Unit]) -> list[int]:
+    """Each unit's relative cost: the exchanges its stores hold, summed over the probe days
+    (a shared day holds every user's; a user's own stores are replayed over every day)."""
+    days = deployment.users[0].scenario.probe_days
+
+    def held(scenario: Scenario, day: int) -> int:
+        return sum(exchange.day <= day for exchange in scenario.exchanges)
+
+    sizes = []
+    for mode, which in units:
+        if mode == SHARED:
+            sizes.append(held(deployment.shared, which))
+        else:
+            sizes.append(sum(held(deployment.users[which].scenario, day) for day in days))
+    return sizes
+
+
 _classifier: list[tuple[Deployment, LeakClassifier]] = []  # one, for the units of a run
 
 
