@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import uuid
+from collections.abc import Callable
 
 from .paths import TEMP_PREFIX
 
@@ -31,13 +32,13 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _write_temp(dir_fd: int, data: bytes) -> str:
+def _write_temp(dir_fd: int, data: bytes, sync: Callable[[int], None]) -> str:
     temp_name = f"{TEMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex}"
     fd = os.open(temp_name, _TEMP_FLAGS, FILE_MODE, dir_fd=dir_fd)
     try:
         os.fchmod(fd, FILE_MODE)  # exact mode whatever the umask
         _write_all(fd, data)
-        os.fsync(fd)
+        sync(fd)
     except BaseException:
         os.close(fd)
         _remove_quietly(dir_fd, temp_name)
@@ -70,14 +71,15 @@ def _publish_new(dir_fd: int, temp_name: str, name: str) -> None:
     os.unlink(temp_name, dir_fd=dir_fd)
 
 
-def write_file(dir_fd: int, name: str, data: bytes, *, overwrite: bool) -> None:
+def write_file(dir_fd: int, name: str, data: bytes, *, overwrite: bool,
+               sync: Callable[[int], None] = os.fsync) -> None:
     """Atomically make ``name`` in ``dir_fd`` hold ``data`` (mode 0600).
 
     ``overwrite=False`` raises FileExistsError if anything (even a dangling
     symlink) already has that name; ``overwrite=True`` replaces the name, never
-    the old inode's contents.
+    the old inode's contents. ``sync`` flushes the file, then the directory.
     """
-    temp_name = _write_temp(dir_fd, data)
+    temp_name = _write_temp(dir_fd, data, sync)
     try:
         if overwrite:
             os.replace(temp_name, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -86,4 +88,4 @@ def write_file(dir_fd: int, name: str, data: bytes, *, overwrite: bool) -> None:
     except BaseException:
         _remove_quietly(dir_fd, temp_name)
         raise
-    os.fsync(dir_fd)
+    sync(dir_fd)

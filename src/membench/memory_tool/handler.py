@@ -51,8 +51,12 @@ class MemoryToolHandler:
     the same root: commands are serialised by a lock file in the root.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, create_root: bool = True) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, create_root: bool = True,
+                 durable: bool = True) -> None:
+        """durable=False keeps every write atomic but skips the fsyncs that make it
+        survive a power cut: for a scratch root read back by its own process."""
         self.root = prepare_root(root, create=create_root)
+        self._sync: Callable[[int], None] = os.fsync if durable else _no_sync
         self._commands: dict[str, Callable[[CommandParams], str]] = {
             "view": self._view,
             "create": self._create,
@@ -173,7 +177,8 @@ class MemoryToolHandler:
             with open_node(dir_fd, path.name, display=path.text) as (fd, info):
                 content = self._read_text(dir_fd, fd, info, path)
             new_content, result = transform(content)
-            write_file(dir_fd, path.name, new_content.encode("utf-8"), overwrite=True)
+            write_file(dir_fd, path.name, new_content.encode("utf-8"), overwrite=True,
+                       sync=self._sync)
         return result
 
     # --- commands -------------------------------------------------------------
@@ -203,7 +208,7 @@ class MemoryToolHandler:
             self._parent_of(root_fd, path, create=True) as dir_fd,
         ):
             try:
-                write_file(dir_fd, path.name, data, overwrite=False)
+                write_file(dir_fd, path.name, data, overwrite=False, sync=self._sync)
             except FileExistsError:
                 raise MemoryToolError(messages.ALREADY_EXISTS.format(path=path.text)) from None
         return messages.CREATED.format(path=path.text)
@@ -230,7 +235,7 @@ class MemoryToolHandler:
             if lstat_at(dir_fd, path.name) is None:
                 raise _not_found(path)
             remove_entry(dir_fd, path.name)
-            os.fsync(dir_fd)
+            self._sync(dir_fd)
         return messages.DELETED.format(path=path.text)
 
     def _rename(self, params: CommandParams) -> str:
@@ -267,8 +272,12 @@ class MemoryToolHandler:
             if lstat_at(new_dir, new.name) is not None:
                 raise MemoryToolError(messages.DESTINATION_EXISTS.format(path=new.text))
             os.rename(old.name, new.name, src_dir_fd=old_dir, dst_dir_fd=new_dir)
-            os.fsync(new_dir)
-            os.fsync(old_dir)
+            self._sync(new_dir)
+            self._sync(old_dir)
+
+
+def _no_sync(fd: int) -> None:
+    """A scratch root's writes: atomic, not flushed to disk."""
 
 
 def _not_found(path: MemoryPath) -> MemoryToolError:
