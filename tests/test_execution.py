@@ -112,6 +112,52 @@ def test_units_start_on_a_cluster_in_their_order(no_cluster_configured):
     assert starts == sorted(starts)
 
 
+def test_the_time_left_is_estimated_by_the_units_sizes():
+    """The first unit is three times the others: at its pace the rest take a third of it
+    each, not as long as it (alike, the first line would have said 12 s left)."""
+    ticks = iter([0.0, 6.0, 8.0, 10.0])
+    lines: list[str] = []
+    progress = executor_module._Progress("demo", [6, 2, 2], lines.append,
+                                         clock=lambda: next(ticks))
+    for name, size in (("a", 6), ("b", 2), ("c", 2)):
+        progress.finished(name, size)
+    assert lines == ["demo: 1/3 done (a), 6 s, about 4 s left",
+                     "demo: 2/3 done (b), 8 s, about 2 s left", "demo: 3/3 done (c), 10 s"]
+    with pytest.raises(ValueError, match="2 sizes for 3 units"):
+        InProcess(lines.append).map(square_plus, 0, [1, 2, 3], label="demo", sizes=[1, 2])
+
+
+class UnpickledWhere:
+    """Shared inputs that leave a file named by the process that unpickles them."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def __reduce__(self):
+        return _unpickled_in, (self.directory,)
+
+
+def _unpickled_in(directory: str) -> UnpickledWhere:
+    Path(directory, f"unpickled-{os.getpid()}-{time.monotonic_ns()}").touch()
+    return UnpickledWhere(directory)
+
+
+def unit_number(shared: UnpickledWhere, unit: int) -> int:
+    return unit
+
+
+def test_the_shared_inputs_are_unpickled_once_per_worker_never_by_the_scheduler(
+        no_cluster_configured, tmp_path):
+    """A private cluster's scheduler runs in the stage's process: unpickling a large
+    deployment there held its event loop and doubled its memory."""
+    no_cluster_configured.setenv("MEMBENCH_WORKERS", "1")
+    with executor("demo", 4, lambda line: None) as units:
+        assert units.map(unit_number, UnpickledWhere(str(tmp_path)), [4, 3, 2, 1],
+                         label="demo") == [4, 3, 2, 1]
+    unpickled_by = [path.name.split("-")[1] for path in tmp_path.glob("unpickled-*")]
+    assert len(unpickled_by) == 1 and unpickled_by[0] != str(os.getpid())
+
+
 def slow_unit(directory: str, unit: int) -> tuple[int, int]:
     """Leaves one file per attempt (named by unit and pid), then takes a while."""
     Path(directory, f"{unit}-{os.getpid()}-{time.monotonic_ns()}").touch()

@@ -28,3 +28,43 @@ def test_the_newest_line_per_key_equals_the_pairwise_definition(sources, keys):
     memory = SimpleNamespace(records=records, exchanges=[])
     kept = newest_per_group(memory, documents, RECORD_KEY, Fraction(1, 2))
     assert kept == _pairwise(keys, documents)
+
+
+def test_a_reader_keeps_no_day_memory_alive_and_pickles_without_it(repo_root):
+    """Its memos live as long as the day's memory: a worker's units no longer keep the last
+    day's stores, and the policies sent to a cluster after a unit no longer carry them."""
+    import gc
+    import pickle
+    import weakref
+
+    from membench.commands.parameters import read_params
+    from membench.extraction.extractors import EXTRACTORS
+    from membench.io.corpus import read_corpus
+    from membench.io.scenario_file import read_scenario_spec
+    from membench.memory.policies import POLICIES
+    from membench.memory.stores import Memory
+    from membench.plugins import load_plugins
+    from membench.retrieval.retrievers import IndexCache
+    from membench.scenario.build import build_scenario
+
+    load_plugins()
+    p = read_params(repo_root / "params.yaml")
+    s = p.scenario
+    corpus = read_corpus(s.corpus.source, s.corpus.glob, s.corpus.exclude, base=repo_root)
+    scenario = build_scenario(read_scenario_spec(repo_root / s.file), corpus.files,
+                              s.shape())
+    records = EXTRACTORS["perfect"](scenario)
+    readers = [POLICIES[name](p.policies) for name in ("fact_log_latest",
+                                                       "bm25_transcript_latest")]
+    unused = [len(pickle.dumps(reader)) for reader in readers]
+    memory = Memory(scenario, records, scenario.probe_days[-1], IndexCache())
+    question = scenario.probes[-1].question
+    first = [reader.inject(memory, question) for reader in readers]
+    assert [reader.inject(memory, question) for reader in readers] == first
+    assert [len(pickle.dumps(reader)) for reader in readers] == unused
+    copies = [pickle.loads(pickle.dumps(reader)) for reader in readers]
+    assert [copy.inject(memory, question) for copy in copies] == first
+    gone = weakref.ref(memory)
+    del memory
+    gc.collect()
+    assert gone() is None

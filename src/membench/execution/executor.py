@@ -10,6 +10,7 @@ LocalCluster's nanny restarts it) and its units rerun; a unit that kills
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -29,19 +30,33 @@ def _duration(seconds: float) -> str:
 
 
 class _Progress:
-    """One line per finished unit: how many, the elapsed time, an estimate of the rest."""
+    """One line per finished unit: how many, the elapsed time, an estimate of the rest (by
+    the units' sizes when the stage knows them, else by their count)."""
 
-    def __init__(self, label: str, total: int, say: Say) -> None:
-        self.label, self.total, self.say = label, total, say
-        self.done, self.start = 0, time.monotonic()
+    def __init__(self, label: str, sizes: Sequence[float], say: Say,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.label, self.total, self.say, self.clock = label, len(sizes), say, clock
+        self.size_left, self.size_done = float(sum(sizes)), 0.0
+        self.done, self.start = 0, clock()
 
-    def finished(self, name: str) -> None:
+    def finished(self, name: str, size: float = 1.0) -> None:
         self.done += 1
-        elapsed = time.monotonic() - self.start
-        left = elapsed / self.done * (self.total - self.done)
-        rest = f", about {_duration(left)} left" if self.done < self.total else ""
+        self.size_done += size
+        self.size_left -= size
+        elapsed = self.clock() - self.start
+        rest = ""
+        if self.done < self.total and self.size_done > 0:
+            rest = f", about {_duration(elapsed / self.size_done * self.size_left)} left"
         self.say(f"{self.label}: {self.done}/{self.total} done ({name}), "
                  f"{_duration(elapsed)}{rest}")
+
+
+def _sizes(units: Sequence[Any], sizes: Sequence[float] | None) -> list[float]:
+    if sizes is None:
+        return [1.0] * len(units)
+    if len(sizes) != len(units):
+        raise ValueError(f"{len(sizes)} sizes for {len(units)} units")
+    return [float(size) for size in sizes]
 
 
 class InProcess:
@@ -55,24 +70,44 @@ class InProcess:
     def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
             label: str, name: Callable[[U], str] = str, sizes: Sequence[float] | None = None,
             progress: _Progress | None = None) -> list[R]:
-        progress = progress or _Progress(label, len(units), self.say)
+        sizes = _sizes(units, sizes)
+        progress = progress or _Progress(label, sizes, self.say)
         results = []
-        for unit in units:
+        for unit, size in zip(units, sizes, strict=True):
             results.append(function(shared, unit))
-            progress.finished(name(unit))
+            progress.finished(name(unit), size)
         return results
 
 
-def _shared(value: Any) -> Any:
-    return value
+def _shared(pickled: bytes) -> bytes:
+    return pickled
 
 
-def _in_worker(plugins: tuple[str, ...], function: Callable[[Any, U], R], shared: Any,
-               unit: U) -> R:
+# The shared inputs travel pickled, as bytes: the scheduler deserializes every task it is
+# given, and unpickling a large deployment's objects there (in the stage's own process, for
+# a private cluster) held its event loop for tens of seconds and doubled its memory. Each
+# worker process unpickles them once per run.
+_unpickled: dict[str, Any] = {}
+_unpickling = threading.Lock()
+
+
+def _inputs_of(run: str, pickled: bytes) -> Any:
+    with _unpickling:
+        if run not in _unpickled:
+            import pickle
+
+            _unpickled.clear()  # one run's inputs at a time
+            _unpickled[run] = pickle.loads(pickled)
+        return _unpickled[run]
+
+
+def _in_worker(plugins: tuple[str, ...], function: Callable[[Any, U], R], pickled: bytes,
+               unit: U, run: str) -> R:
     """A unit on a worker, its registries filled as the stage's were."""
     from membench.plugins import CORE_KINDS, load_plugins
 
     load_plugins(*CORE_KINDS, modules=plugins)  # imported once per worker process
+    shared = _inputs_of(run, pickled)
     try:
         return function(shared, unit)
     except Exception as error:
@@ -120,8 +155,8 @@ class _WorkerWatch:
 
 
 class OnDask:
-    """Units as tasks of a distributed Client; the shared inputs one task every unit
-    depends on (held by the scheduler, so recomputed if the worker holding it dies)."""
+    """Units as tasks of a distributed Client; the shared inputs, pickled, one task every
+    unit depends on (held by the scheduler, so recomputed if the worker holding it dies)."""
 
     def __init__(self, client: Any, placement: Placement, say: Say) -> None:
         self.client, self.placement, self.say = client, placement, say
@@ -135,21 +170,25 @@ class OnDask:
         from distributed import as_completed
         from distributed.scheduler import KilledWorker
 
+        sizes = _sizes(units, sizes)
         run = uuid.uuid4().hex[:12]
         with warnings.catch_warnings():  # the shared inputs are large by design
             for said in (".*[Ll]arge object", ".*[Ll]arge graph", ".*task graph"):
                 warnings.filterwarnings("ignore", message=said)
-            inputs = self.client.submit(_shared, shared, key=f"{label}-inputs-{run}",
-                                        pure=False)
+            import cloudpickle
+
+            inputs = self.client.submit(_shared, cloudpickle.dumps(shared),
+                                        key=f"{label}-inputs-{run}", pure=False)
             plugins = loaded_plugins()
             # in the units' order (a stage lists its longest first): Dask's own order
             # for independent tasks left the longest for the end
-            futures = [self.client.submit(_in_worker, plugins, function, inputs, unit,
+            futures = [self.client.submit(_in_worker, plugins, function, inputs, unit, run,
                                           pure=False, priority=len(units) - index,
                                           key=f"{label}-{index}-{run}")
                        for index, unit in enumerate(units)]
-        names = {future.key: name(unit) for future, unit in zip(futures, units)}
-        progress = progress or _Progress(label, len(units), self.say)
+        names = {future.key: (name(unit), size)
+                 for future, unit, size in zip(futures, units, sizes, strict=True)}
+        progress = progress or _Progress(label, sizes, self.say)
         watch = _WorkerWatch(self.client, self.placement, label)
         try:
             completed = as_completed(futures, loop=self.client.loop)
@@ -164,7 +203,7 @@ class OnDask:
                 future = next(completed)
                 if future.status == "error":
                     future.result()  # raises the unit's own exception
-                progress.finished(names[future.key])
+                progress.finished(*names[future.key])
             return [future.result() for future in futures]
         except KilledWorker as error:
             raise ClusterError(f"{label}: a unit ended every worker that ran it ({error}); "
@@ -195,20 +234,21 @@ class Automatic:
     def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
             label: str, name: Callable[[U], str] = str, sizes: Sequence[float] | None = None,
             progress: _Progress | None = None) -> list[R]:
-        progress = progress or _Progress(label, len(units), self.say)
+        sizes = _sizes(units, sizes)
+        progress = progress or _Progress(label, sizes, self.say)
         if not units:
             return []
         start = time.monotonic()
         results = [function(shared, units[0])]
         first = time.monotonic() - start
-        sizes = sizes or [1.0] * len(units)
         estimate = first * sum(sizes[1:]) / sizes[0] if sizes[0] else float("inf")
-        progress.finished(name(units[0]))
+        progress.finished(name(units[0]), sizes[0])
         rest = units[1:]
         workers = min(self.cores, len(rest))
         if workers < 2 or estimate < AUTO_CLUSTER_SECONDS:
             return results + InProcess(self.say).map(function, shared, rest, label=label,
-                                                     name=name, progress=progress)
+                                                     name=name, sizes=sizes[1:],
+                                                     progress=progress)
         if self.started is None:
             from membench.execution.local import local_client
 
@@ -218,7 +258,8 @@ class Automatic:
         self.say(f"{label}: the first unit took {_duration(first)} here; the other "
                  f"{len(rest)} on {placement.describe()}")
         return results + OnDask(client, placement, self.say).map(
-            function, shared, rest, label=label, name=name, progress=progress)
+            function, shared, rest, label=label, name=name, sizes=sizes[1:],
+            progress=progress)
 
 
 @contextlib.contextmanager

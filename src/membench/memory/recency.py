@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from weakref import WeakKeyDictionary
 
 from membench.extraction.similarity import content_words, lexical
 from membench.memory.policies import Injection, Policy, PolicySettings, register_policy
@@ -44,20 +45,30 @@ class _Reader(Policy):
         self.label = declared.describes.format(k=settings.retrieval_top_k)
         self.stores = (declared.store,)
         self.searches = ((declared.store, declared.retriever),) if declared.retriever else ()
-        self._whole_store: tuple[Memory, Injection] | None = None
-        self._speakers: tuple[Memory, dict[int, str]] | None = None
+        self._memos()
+
+    def _memos(self) -> None:
+        """Per day's memory, for as long as it lives: a memo holding the memory itself kept
+        a whole day's stores alive after their unit, and travelled with the policy."""
+        self._whole_store: WeakKeyDictionary[Memory, Injection] = WeakKeyDictionary()
+        self._speakers: WeakKeyDictionary[Memory, dict[int, str]] = WeakKeyDictionary()
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_whole_store", "_speakers")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._memos()
 
     def inject(self, memory: Memory, question: str) -> Injection:
         d = self.declared
         threshold = Fraction(str(self.settings.same_topic_threshold))
         if d.retriever is None:  # the same for every question of the day: once per memory
-            memo = self._whole_store
-            if memo is None or memo[0] is not memory:
+            if memory not in self._whole_store:
                 kept = newest_per_group(memory, memory.documents(d.store), d.grouping,
                                         threshold, self._user_turns(memory))
-                memo = (memory, Injection(tuple(doc.text for doc in kept), None))
-                self._whole_store = memo
-            return memo[1]
+                self._whole_store[memory] = Injection(tuple(doc.text for doc in kept), None)
+            return self._whole_store[memory]
         documents = memory.search(d.store, d.retriever, question,
                                   self.settings.retrieval_top_k)
         kept = newest_per_group(memory, documents, d.grouping, threshold,
@@ -70,11 +81,9 @@ class _Reader(Policy):
         grouping reads no words."""
         if self.declared.grouping == RECORD_KEY:
             return None
-        memo = self._speakers
-        if memo is None or memo[0] is not memory:
-            memo = (memory, user_turns(memory))
-            self._speakers = memo
-        return memo[1]
+        if memory not in self._speakers:
+            self._speakers[memory] = user_turns(memory)
+        return self._speakers[memory]
 
 
 def user_turns(memory: Memory) -> dict[int, str]:
