@@ -154,8 +154,16 @@ def test_the_shared_inputs_are_unpickled_once_per_worker_never_by_the_scheduler(
     with executor("demo", 4, lambda line: None) as units:
         assert units.map(unit_number, UnpickledWhere(str(tmp_path)), [4, 3, 2, 1],
                          label="demo") == [4, 3, 2, 1]
+        deadline = time.monotonic() + 30  # the stage sends the request, and goes on
+        while list(units.client.run(inputs_held).values()) != [0]:
+            assert time.monotonic() < deadline, "the worker still holds the inputs"
+            time.sleep(0.05)
     unpickled_by = [path.name.split("-")[1] for path in tmp_path.glob("unpickled-*")]
     assert len(unpickled_by) == 1 and unpickled_by[0] != str(os.getpid())
+
+
+def inputs_held() -> int:
+    return len(executor_module._unpickled)
 
 
 def slow_unit(directory: str, unit: int) -> tuple[int, int]:

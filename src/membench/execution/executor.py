@@ -101,6 +101,13 @@ def _inputs_of(run: str, pickled: bytes) -> Any:
         return _unpickled[run]
 
 
+async def _forget_inputs(run: str) -> None:
+    """On every worker when a stage's units are done: a worker of an existing cluster
+    outlives the stage, and would hold its inputs until the next stage. (A coroutine, so
+    the stage need not wait for it; a dict's pop needs no lock.)"""
+    _unpickled.pop(run, None)
+
+
 def _in_worker(plugins: tuple[str, ...], function: Callable[[Any, U], R], pickled: bytes,
                unit: U, run: str) -> R:
     """A unit on a worker, its registries filled as the stage's were."""
@@ -210,6 +217,8 @@ class OnDask:
                                f"nothing was written") from None
         finally:
             self.client.cancel(futures + [inputs], force=True)
+            with contextlib.suppress(Exception):  # sent, not awaited: a worker may be gone
+                self.client.run(_forget_inputs, run, wait=False)
 
 
 # Nothing configured: the units after the first go to a private cluster when, timed by the
