@@ -14,10 +14,11 @@ a fresh interpreter; it prints texts per second, per worker and in all.
 Run from a checkout whose stage inputs exist (after `dvc repro`, or `dvc repro users` for
 an overlay's story). Each stage runs as dvc.yaml says, its outputs redirected to a
 temporary directory (persistent ones, such as embedding caches, copied there first), with
-MEMBENCH_WORKERS set ("unset": left out, the automatic placement); the outputs must be the same bytes for every placement (checked,
-machine-dependent cost files left out). The peak is the largest VmHWM of any one process
-of the stage's tree (the stage, its workers, their servers), sampled every 0.5 s
-(the walk over /proc costs some CPU itself: compare placements, not machines).
+MEMBENCH_WORKERS set ("unset": left out, the automatic placement); the outputs must be the
+same bytes for every placement (checked, machine-dependent cost files left out). The peak
+is the largest VmHWM of any one process of the stage's tree (the stage, its workers, their
+servers), sampled every 0.5 s (the walk over /proc costs some CPU itself: compare
+placements, not machines).
 """
 
 from __future__ import annotations
