@@ -21,6 +21,7 @@ from membench.backends.summary import summary
 from membench.cleanup.private_temp import native_temp_inside, private_dir, remove
 from membench.commands.common import (
     PARAMS_FILE,
+    ContextsFile,
     EmbeddingsFile,
     OutcomesFile,
     ParamsFile,
@@ -110,9 +111,9 @@ def run_one_backend(inputs: BackendInputs, name: str) -> tuple[list[ParityRow], 
 
 @fails_cleanly
 def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: EmbeddingsFile,
-             outcomes: OutcomesFile, parity: ParityFile, rankings: RankingsFile,
-             at_rest: AtRestFile, summary_file: SummaryFile, costs: CostsFile,
-             params: ParamsFile = PARAMS_FILE) -> None:
+             outcomes: OutcomesFile, contexts: ContextsFile, parity: ParityFile,
+             rankings: RankingsFile, at_rest: AtRestFile, summary_file: SummaryFile,
+             costs: CostsFile, params: ParamsFile = PARAMS_FILE) -> None:
     """Replay the scenario into real stores, run the policies on them, audit their files."""
     p = read_params(params)
     load_plugins("backends")
@@ -123,7 +124,8 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
     vectors = vectors_from_table(read_parquet(embeddings), p.embedding.model)
     policies = [policy for policy in build_policies(p.policies)
                 if set(policy.stores) <= set(stores)]
-    memory = memory_index_from_parquet(outcomes, [policy.id for policy in policies])
+    memory = memory_index_from_parquet(outcomes, contexts,
+                                       [policy.id for policy in policies])
     parity_out, rankings_out, at_rest_out, costs_out = [], [], [], []
     inputs = BackendInputs(built, tuple(fact_records), tuple(policies), tuple(stores),
                            vectors, memory)

@@ -9,6 +9,7 @@ import typer
 from membench.commands.common import (
     PARAMS_FILE,
     AuditFile,
+    ContextsFile,
     EmbeddingsFile,
     IndexFile,
     OutcomesFile,
@@ -29,6 +30,7 @@ from membench.io.tables import (
     index_from_table,
     outcome_tables,
     records_from_table,
+    split_outcomes,
     stored_table,
 )
 from membench.io.vocabulary import load_token_counter
@@ -40,8 +42,8 @@ from membench.scoring.bench import OutcomeRow, StoredRow, bench_days
 
 @fails_cleanly
 def policies(scenario: ScenarioDir, records: RecordsFile, index: IndexFile,
-             embeddings: EmbeddingsFile, outcomes: OutcomesFile, stored: StoredFile,
-             audit: AuditFile, params: ParamsFile = PARAMS_FILE,
+             embeddings: EmbeddingsFile, outcomes: OutcomesFile, contexts: ContextsFile,
+             stored: StoredFile, audit: AuditFile, params: ParamsFile = PARAMS_FILE,
              vocabulary: VocabularyFile = None) -> None:
     """Run every policy at every probe day and classify each probe."""
     p = read_params(params)
@@ -61,7 +63,8 @@ def policies(scenario: ScenarioDir, records: RecordsFile, index: IndexFile,
             yield from day.outcomes
 
     with staged_outputs() as outputs:
-        written = outputs.parquet_stream(outcomes, outcome_tables(outcome_rows()))
+        written = outputs.parquet_streams(
+            [outcomes, contexts], map(split_outcomes, outcome_tables(outcome_rows())))
         progress(f"deletion audit on days {', '.join(map(str, audit_days(built)))}")
         audit_rows = run_audit(built, fact_records, policy_list, indexes)
         outputs.parquet(stored, stored_table(stored_rows))

@@ -11,6 +11,7 @@ import typer
 
 from membench.commands.common import (
     PARAMS_FILE,
+    ContextsFile,
     OutcomesFile,
     OutFile,
     ParamsFile,
@@ -32,12 +33,12 @@ SummaryFile = Annotated[Path, typer.Option("--summary", help="Answers per policy
 
 
 @fails_cleanly
-def reader(scenario: ScenarioDir, outcomes: OutcomesFile, cache: CacheFile, out: OutFile,
-           summary: SummaryFile, params: ParamsFile = PARAMS_FILE) -> None:
+def reader(scenario: ScenarioDir, outcomes: OutcomesFile, contexts: ContextsFile,
+           cache: CacheFile, out: OutFile, summary: SummaryFile, params: ParamsFile = PARAMS_FILE) -> None:
     """Have the model answer each probe from the injected context, and classify answers."""
     p = read_params(params)
     built = read_scenario(scenario)
-    read = reader_items(outcomes, p.reader.policies, p.reader.max_context_tokens)
+    read = reader_items(outcomes, contexts, p.reader.policies, p.reader.max_context_tokens)
     known = read.policies
     unknown = [name for name in p.reader.policies if name not in known]
     if unknown:

@@ -12,6 +12,7 @@ import typer
 from membench.commands.common import (
     PARAMS_FILE,
     AuditFile,
+    ContextsFile,
     EmbeddingsFile,
     OutcomesFile,
     OutFile,
@@ -93,9 +94,9 @@ def header(p, manifest: dict, embeddings: dict[bytes, bytes],
 
 
 @fails_cleanly
-def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
-           audit: AuditFile, embeddings: EmbeddingsFile, multiseed: MultiseedFile,
-           article: ArticleFile, out: OutFile, metrics_out: MetricsFile,
+def report(scenario: ScenarioDir, outcomes: OutcomesFile, contexts: ContextsFile,
+           stored: StoredFile, audit: AuditFile, embeddings: EmbeddingsFile,
+           multiseed: MultiseedFile, article: ArticleFile, out: OutFile, metrics_out: MetricsFile,
            summary_out: SummaryFile, environment_out: EnvironmentFile, charts: ChartsFile,
            templates: TemplatesDir, users: UsersFile, extraction: ExtractionFile,
            params: ParamsFile = PARAMS_FILE, backends: BackendsFile = None,
@@ -104,7 +105,8 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, stored: StoredFile,
     p = read_params(params)
     manifest = read_json(scenario / "manifest.json")
     built = read_scenario(scenario)
-    result = result_from_tables(read_outcomes(outcomes, TRACED_OUTCOMES), read_parquet(stored))
+    result = result_from_tables(read_outcomes(outcomes, contexts, TRACED_OUTCOMES),
+                                read_parquet(stored))
     try:
         published = tomllib.loads(article.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:

@@ -27,6 +27,7 @@ from filelock import FileLock
 OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scenario/facts.parquet",
            "data/scenario/probes.parquet", "data/scenario/manifest.json",
            "data/fact_records.parquet", "data/index.parquet", "data/outcomes.parquet",
+           "data/contexts.parquet",
            "data/stored.parquet", "data/audit.parquet", "data/embeddings.parquet",
            "reports/report.md",
            "reports/metrics.json", "reports/summary.json", "reports/multiseed.json",

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from backend_helpers import EMBED, SECRET_VALUE, remember_and_forget, where
+from outcome_files import write_outcome_files
 from params_yaml import PARAMS
 
 from membench.backends.at_rest import ScanCache
@@ -260,12 +261,15 @@ def test_the_parity_index_read_a_row_group_at_a_time_equals_the_one_of_the_rows(
         policies = without_embeddings(build_policies(PARAMS.policies))
         rows = run_bench(scenario, EXTRACTORS["perfect"](scenario), policies,
                          lambda texts: [0] * len(texts), IndexCache()).outcomes
-    path = tmp_path / "outcomes.parquet"
     some = sorted({r.policy for r in rows})[::2]
     for group_rows in (7, None):  # many row groups (read one at a time), then one
-        pq.write_table(outcomes_table(rows), path, row_group_size=group_rows)
-        assert memory_index_from_parquet(path, some) == memory_index(rows, some)
+        outcomes, contexts = write_outcome_files(rows, tmp_path, group_rows)
+        assert memory_index_from_parquet(outcomes, contexts, some) == memory_index(rows, some)
     assert len(memory_index(rows, some)) < len(rows)
-    pq.write_table(outcomes_table(rows).drop_columns(["context"]), path)
+    pq.write_table(outcomes_table(rows), outcomes)  # the older layout: contexts inside
     with pytest.raises(ValueError, match="expected schema"):
-        memory_index_from_parquet(path, some)
+        memory_index_from_parquet(outcomes, contexts, some)
+    write_outcome_files(rows, tmp_path)
+    pq.write_table(pq.read_table(contexts).slice(1), contexts)
+    with pytest.raises(ValueError, match="rerun the policies stage"):
+        memory_index_from_parquet(outcomes, contexts, some)

@@ -30,8 +30,8 @@ FILLER_LINES = 4
 # runs every backend, and the e2e test the default list.
 FAST_BACKENDS = ["sqlite", "langgraph_memory"]
 OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
-           "data/index.parquet", "data/outcomes.parquet", "data/stored.parquet",
-           "data/audit.parquet", "data/embeddings.parquet", "data/embedding_cache.parquet",
+           "data/index.parquet", "data/outcomes.parquet", "data/contexts.parquet",
+           "data/stored.parquet", "data/audit.parquet", "data/embeddings.parquet", "data/embedding_cache.parquet",
            "reports/multiseed.json", "reports/plots/cost_quality.json",
            "reports/plots/outcomes.json", "reports/plots/by_day.json",
            "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
@@ -140,7 +140,8 @@ def test_every_stage_succeeds_and_writes_its_outputs(pipeline):
     ("data/scenario/probes.parquet", tables.PROBES_SCHEMA),
     ("data/fact_records.parquet", tables.RECORDS_SCHEMA),
     ("data/index.parquet", tables.INDEX_SCHEMA),
-    ("data/outcomes.parquet", tables.OUTCOMES_SCHEMA),
+    ("data/outcomes.parquet", tables.OUTCOMES_FILE_SCHEMA),
+    ("data/contexts.parquet", tables.CONTEXTS_SCHEMA),
     ("data/stored.parquet", tables.STORED_SCHEMA),
     ("data/audit.parquet", tables.AUDIT_SCHEMA),
     ("data/corpus.parquet", tables.CORPUS_SCHEMA),
@@ -234,8 +235,10 @@ def test_outcomes_hold_one_row_per_policy_form_probe(pipeline):
     outcomes = pq.read_table(workspace / "data/outcomes.parquet").to_pylist()
     assert len(outcomes) == len(POLICIES) * 80
     assert {r["form"] for r in outcomes} == {"literal", "paraphrase"}
-    full = [r for r in outcomes if r["policy"] == "full_transcript" and r["day"] == 30]
-    assert all(len(r["context"]) > 10_000 for r in full)
+    contexts = pq.read_table(workspace / "data/contexts.parquet").to_pylist()
+    assert "context" not in outcomes[0] and len(contexts) == len(outcomes)
+    full = [c for c in contexts if c["policy"] == "full_transcript" and c["day"] == 30]
+    assert full and all(len(c["context"]) > 10_000 for c in full)
 
 
 def test_stage_outputs_match_the_in_memory_bench(pipeline, default_params):
@@ -252,8 +255,13 @@ def test_stage_outputs_match_the_in_memory_bench(pipeline, default_params):
                        lines_per_reply=FILLER_LINES)
     memory = run_in_memory(replace(default_params, scenario=scenario), root=workspace,
                            dense=True)
-    staged = tables.result_from_tables(pq.read_table(workspace / "data/outcomes.parquet"),
-                                       pq.read_table(workspace / "data/stored.parquet"))
+    outcomes = pq.read_table(workspace / "data/outcomes.parquet")
+    contexts = pq.read_table(workspace / "data/contexts.parquet")
+    assert contexts.select(tables.CONTEXT_KEYS).equals(outcomes.select(tables.CONTEXT_KEYS))
+    staged = tables.result_from_tables(
+        outcomes.add_column(tables.OUTCOMES_SCHEMA.get_field_index("context"),
+                            tables.OUTCOMES_SCHEMA.field("context"), contexts.column("context")),
+        pq.read_table(workspace / "data/stored.parquet"))
     assert staged == memory.result
 
 
@@ -324,10 +332,11 @@ def test_tampered_vocabulary_stops_policies_without_output(pipeline, tmp_path, m
     bad = tmp_path / "o200k_base.tiktoken"
     bad.write_bytes(b"not a vocabulary\n")
     result = stage("policies", "--vocabulary", str(bad), outcomes=str(tmp_path / "o.parquet"),
-                   stored=str(tmp_path / "s.parquet"), audit=str(tmp_path / "a.parquet"))
+                   contexts=str(tmp_path / "c.parquet"), stored=str(tmp_path / "s.parquet"),
+                   audit=str(tmp_path / "a.parquet"))
     assert result.exit_code == 1
     assert "SHA-256" in result.output
-    assert not (tmp_path / "o.parquet").exists() and not (tmp_path / "s.parquet").exists()
+    assert not list(tmp_path.glob("*.parquet"))
 
 
 def test_report_holds_the_multiseed_table_and_charts(pipeline):
@@ -373,10 +382,10 @@ def test_policies_without_embeddings_fail_cleanly(pipeline, tmp_path, monkeypatc
     workspace, _ = pipeline
     monkeypatch.chdir(workspace)
     result = stage("policies", embeddings=str(tmp_path / "none.parquet"),
-                   outcomes=str(tmp_path / "o.parquet"))
+                   outcomes=str(tmp_path / "o.parquet"), contexts=str(tmp_path / "c.parquet"))
     assert result.exit_code == 1
     assert "none.parquet is missing" in result.output
-    assert not (tmp_path / "o.parquet").exists()
+    assert not (tmp_path / "o.parquet").exists() and not (tmp_path / "c.parquet").exists()
 
 
 def test_dense_policies_ran_from_cached_vectors(pipeline):

@@ -1,5 +1,5 @@
-"""The summaries' stages (plots, report) read the policies stage's outcomes without the
-bulk of the contexts: every other column whole, a context only where the report shows it
+"""The summaries' stages (plots, report) read the policies stage's outcomes, which hold no
+context: the contexts file is read only where the report shows one
 (membench.io.inputs.read_outcomes)."""
 
 from __future__ import annotations
@@ -8,25 +8,26 @@ from dataclasses import replace
 
 import pyarrow.parquet as pq
 import pytest
+from outcome_files import write_outcome_files
 
 from membench.io.inputs import read_outcomes
-from membench.io.tables import outcomes_table, result_from_tables, stored_table
-
-
-@pytest.fixture
-def written(default_run, tmp_path):
-    path = tmp_path / "outcomes.parquet"
-    pq.write_table(outcomes_table(default_run.result.outcomes), path)
-    return path
+from membench.io.tables import (
+    CONTEXT_KEYS,
+    OUTCOMES_FILE_SCHEMA,
+    OUTCOMES_SCHEMA,
+    outcomes_table,
+    result_from_tables,
+    split_outcomes,
+    stored_table,
+)
 
 
 @pytest.mark.parametrize("group_rows", [7, 1024])
 def test_contexts_are_kept_only_for_the_traced_outcomes(default_run, tmp_path, group_rows):
-    written = tmp_path / "outcomes.parquet"  # row groups cut anywhere
-    pq.write_table(outcomes_table(default_run.result.outcomes), written,
-                   row_group_size=group_rows)
-    table = read_outcomes(written, frozenset({"stale"}))
-    assert table.schema.equals(pq.read_schema(written))
+    outcomes, contexts = write_outcome_files(default_run.result.outcomes, tmp_path,
+                                             group_rows)  # row groups cut anywhere
+    table = read_outcomes(outcomes, contexts, frozenset({"stale"}))
+    assert table.schema.equals(OUTCOMES_SCHEMA)
     rows = result_from_tables(table, stored_table(default_run.result.stored)).outcomes
     expected = default_run.result.outcomes
     assert len(rows) == len(expected)
@@ -35,14 +36,44 @@ def test_contexts_are_kept_only_for_the_traced_outcomes(default_run, tmp_path, g
     assert any(want.outcome == "stale" and want.context for want in expected)
 
 
-def test_no_context_at_all_when_none_is_asked_for(written):
-    table = read_outcomes(written)
+def test_no_context_at_all_when_none_is_asked_for(default_run, tmp_path):
+    outcomes, contexts = write_outcome_files(default_run.result.outcomes, tmp_path)
+    contexts.unlink()  # not opened
+    table = read_outcomes(outcomes)
     assert set(table.column("context").to_pylist()) == {""}
-    assert table.drop_columns(["context"]).equals(
-        pq.read_table(written).drop_columns(["context"]))
+    assert table.drop_columns(["context"]).equals(pq.read_table(outcomes))
 
 
-def test_a_missing_file_is_the_usual_one_line_error(tmp_path):
+def test_the_outcomes_file_holds_no_context_and_the_contexts_go_row_for_row(default_run):
+    full = outcomes_table(default_run.result.outcomes)
+    outcomes, contexts = split_outcomes(full)
+    assert outcomes.schema.equals(OUTCOMES_FILE_SCHEMA)
+    assert "context" not in outcomes.schema.names
+    assert contexts.select(CONTEXT_KEYS).equals(full.select(CONTEXT_KEYS))
+    assert contexts.column("context").equals(full.column("context"))
+
+
+def test_an_outcomes_file_with_contexts_is_an_older_layout(default_run, tmp_path):
+    old = tmp_path / "outcomes.parquet"
+    pq.write_table(outcomes_table(default_run.result.outcomes), old)
+    with pytest.raises(ValueError, match="older membench; rerun the policies stage"):
+        read_outcomes(old)
+
+
+def test_a_missing_file_is_the_usual_one_line_error(default_run, tmp_path):
     with pytest.raises(FileNotFoundError, match="run the stage that writes it first"):
         read_outcomes(tmp_path / "nothing.parquet")
+    outcomes, contexts = write_outcome_files(default_run.result.outcomes, tmp_path)
+    contexts.unlink()
+    with pytest.raises(FileNotFoundError, match="contexts.parquet is missing"):
+        read_outcomes(outcomes, contexts, frozenset({"stale"}))
 
+
+def test_a_contexts_file_shorter_than_the_outcomes_is_refused(default_run, tmp_path):
+    rows = default_run.result.outcomes
+    outcomes, _ = write_outcome_files(rows, tmp_path)
+    short = tmp_path / "short"
+    short.mkdir()
+    _, contexts = write_outcome_files(rows[:10], short)
+    with pytest.raises(ValueError, match="rerun the policies stage"):
+        read_outcomes(outcomes, contexts, frozenset({"stale", "current"}))

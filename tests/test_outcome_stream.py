@@ -1,5 +1,5 @@
 """Large tables streamed: the policies stage writes its outcomes a day and a bounded run of
-contexts at a time (bench_days, outcome_tables, StagedOutputs.parquet_stream): the same
+contexts at a time (bench_days, outcome_tables, StagedOutputs.parquet_streams): the same
 rows as the whole table, and the same bytes whenever the contexts fit in one table; the
 report folds the users stage's table a batch at a time (read_batches)."""
 
@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import test_users as users_story
+from outcome_files import write_outcome_files
 from params_yaml import PARAMS
 
 from membench.extraction.extractors import EXTRACTORS
@@ -21,6 +22,7 @@ from membench.io.outputs import OutputError, staged_outputs
 from membench.io.tables import (
     outcome_tables,
     outcomes_table,
+    split_outcomes,
     user_outcome_summary,
     user_outcomes_table,
 )
@@ -81,6 +83,23 @@ def test_many_streamed_tables_read_back_as_the_whole_table(default_run, tmp_path
     assert pq.read_table(path).equals(outcomes_table(rows))
 
 
+def test_the_outcomes_and_their_contexts_are_streamed_in_the_same_row_groups(default_run,
+                                                                            tmp_path):
+    rows = default_run.result.outcomes
+    paths = [tmp_path / "outcomes.parquet", tmp_path / "contexts.parquet"]
+    with staged_outputs() as outputs:
+        written = outputs.parquet_streams(
+            paths, map(split_outcomes, outcome_tables(rows, chars_per_table=5_000)))
+    assert written == len(rows)
+    files = [pq.ParquetFile(path) for path in paths]
+    groups = [[f.metadata.row_group(g).num_rows for g in range(f.metadata.num_row_groups)]
+              for f in files]
+    assert len(groups[0]) > 1 and groups[0] == groups[1]
+    expected = split_outcomes(outcomes_table(rows))
+    assert [pq.read_table(path).equals(table) for path, table in zip(paths, expected,
+                                                                     strict=True)] == [True] * 2
+
+
 def test_an_error_while_the_rows_are_made_is_its_own_and_leaves_nothing(default_run,
                                                                          tmp_path):
     def failing():
@@ -139,11 +158,9 @@ def test_an_empty_users_table_is_no_summary_and_a_foreign_one_an_error(tmp_path)
 @pytest.mark.parametrize("group_rows", [7, 1024])
 def test_the_reader_keeps_its_policies_rows_and_only_the_contexts_it_sends(
         default_run, tmp_path, group_rows):
-    path = tmp_path / "outcomes.parquet"
-    pq.write_table(outcomes_table(default_run.result.outcomes), path,
-                   row_group_size=group_rows)
+    outcomes, contexts = write_outcome_files(default_run.result.outcomes, tmp_path, group_rows)
     chosen, limit = ("profile", "full_transcript"), 2000
-    read = reader_items(path, chosen, limit)
+    read = reader_items(outcomes, contexts, chosen, limit)
     assert read.policies == {r.policy for r in default_run.result.outcomes}
     expected = [ReaderItem(r.policy, r.form, r.day, r.fact_key, r.question,
                            r.context if r.injected_tokens <= limit else "",
@@ -157,9 +174,8 @@ def test_the_reader_keeps_its_policies_rows_and_only_the_contexts_it_sends(
 def test_contexts_are_read_only_from_the_row_groups_that_hold_the_rows(default_run,
                                                                          tmp_path,
                                                                          monkeypatch):
-    path = tmp_path / "outcomes.parquet"
     rows = default_run.result.outcomes
-    pq.write_table(outcomes_table(rows), path, row_group_size=10)
+    _, path = write_outcome_files(rows, tmp_path, 10)
     wanted = [0, 9, 10, 11, 500, len(rows) - 1]
     assert read_contexts(path, reversed(wanted)) == {i: rows[i].context for i in wanted}
     assert read_contexts(path, []) == {}

@@ -147,6 +147,7 @@ def test_sigterm_stops_the_backends_stage_and_leaves_nothing(clone, first_run, t
                "--records", str(clone / "data/fact_records.parquet"),
                "--embeddings", str(clone / "data/embeddings.parquet"),
                "--outcomes", str(clone / "data/outcomes.parquet"),
+               "--contexts", str(clone / "data/contexts.parquet"),
                "--params", str(clone / "params.yaml"),
                "--parity", str(out / "parity.parquet"), "--rankings", str(out / "r.parquet"),
                "--at-rest", str(out / "a.parquet"), "--summary", str(out / "s.json"),

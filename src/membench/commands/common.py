@@ -27,6 +27,8 @@ ScenarioDir = Annotated[Path, typer.Option("--scenario", help="Scenario tables d
 RecordsFile = Annotated[Path, typer.Option("--records", help="Fact records (Parquet).")]
 IndexFile = Annotated[Path, typer.Option("--index", help="Tokenized corpora (Parquet).")]
 OutcomesFile = Annotated[Path, typer.Option("--outcomes", help="Probe outcomes (Parquet).")]
+ContextsFile = Annotated[Path, typer.Option(
+    "--contexts", help="The outcomes' injected contexts, row for row (Parquet).")]
 StoredFile = Annotated[Path, typer.Option("--stored", help="Stored tokens (Parquet).")]
 AuditFile = Annotated[Path, typer.Option("--audit", help="Deletion audit (Parquet).")]
 OutFile = Annotated[Path, typer.Option("--out", help="Where this stage writes.")]

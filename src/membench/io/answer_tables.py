@@ -23,7 +23,7 @@ ANSWERS_SCHEMA = pa.schema([
     pa.field("answer", pa.string()),  # null: not asked (context over max_context_tokens)
 ])
 
-# The outcome columns the reader reads whole; `context` is read by read_contexts, and only
+# The outcome columns the reader reads whole; a context is read by read_contexts, and only
 # where the reader sends it.
 READ_COLUMNS = ["policy", "form", "day", "fact_key", "question", "injected_tokens", "outcome"]
 
@@ -34,21 +34,21 @@ class ReaderInput:
     policies: frozenset[str]  # every policy the table holds
 
 
-def reader_items(outcomes: Path, policies: Sequence[str],
+def reader_items(outcomes: Path, contexts: Path, policies: Sequence[str],
                  max_context_tokens: int) -> ReaderInput:
     """The outcomes table's rows as the reader reads them: only the reader's policies'
     rows, and a context only where it is sent (at most max_context_tokens), read from
-    the row groups that hold one (read_contexts): a long story's whole transcripts are
-    never all held."""
+    the contexts file's row groups that hold one (read_contexts): a long story's whole
+    transcripts are never all held."""
     table = read_parquet(outcomes, READ_COLUMNS)
     chosen = pc.is_in(table.column("policy"), value_set=pa.array(sorted(set(policies)),
                                                                   pa.string()))
     rows = pc.indices_nonzero(chosen).to_pylist()
     values = table.filter(chosen).to_pydict()
     tokens = values["injected_tokens"]
-    contexts = read_contexts(outcomes, (row for row, count in zip(rows, tokens, strict=True)
+    sent = read_contexts(contexts, (row for row, count in zip(rows, tokens, strict=True)
                                         if count <= max_context_tokens))
-    items = [ReaderItem(policy, form, day, fact_key, question, contexts.get(row, ""),
+    items = [ReaderItem(policy, form, day, fact_key, question, sent.get(row, ""),
                         count, outcome)
              for row, policy, form, day, fact_key, question, count, outcome in zip(
                  rows, *(values[name] for name in READ_COLUMNS), strict=True)]

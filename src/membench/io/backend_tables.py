@@ -13,9 +13,12 @@ import pyarrow.parquet as pq
 from membench.backends.at_rest import AtRestRow
 from membench.backends.parity import ParityRow, ProbeKey, context_digest
 from membench.backends.replay import RankingRow
+from membench.io.inputs import read_parquet, read_schema
 from membench.io.tables import (
-    OUTCOMES_FORMAT2_SCHEMA,
-    OUTCOMES_SCHEMA,
+    CONTEXTS_FORMAT2_SCHEMA,
+    CONTEXTS_SCHEMA,
+    OUTCOMES_FILE_FORMAT2_SCHEMA,
+    OUTCOMES_FILE_SCHEMA,
     _rows,
     _table,
 )
@@ -82,31 +85,41 @@ def at_rest_from_table(table: pa.Table) -> list[AtRestRow]:
             for row in _rows(table, BACKEND_AT_REST_SCHEMA, "backend at-rest table")]
 
 
-def memory_index_from_parquet(path: Path, policies: Iterable[str]
+def memory_index_from_parquet(outcomes: Path, contexts: Path, policies: Iterable[str]
                               ) -> dict[ProbeKey, tuple[str, bytes]]:
-    """parity.memory_index of the policies stage's outcomes, read a row group at a time
-    (at most about 64 Mi context characters as the policies stage writes them; a batch of
-    rows could hold thousands of whole transcripts): at a thousand sessions the file's
-    contexts are gigabytes once decoded."""
-    if not path.is_file():
-        raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
-    schema = pq.read_schema(path)
+    """parity.memory_index of the policies stage's outcomes, their contexts read a row
+    group at a time (at most about 64 Mi context characters as the policies stage writes
+    them; a batch of rows could hold thousands of whole transcripts): at a thousand
+    sessions the contexts are gigabytes once decoded."""
+    schema, context_schema = read_schema(outcomes), read_schema(contexts)
     format2 = "probe_id" in schema.names
-    if not schema.equals(OUTCOMES_FORMAT2_SCHEMA if format2 else OUTCOMES_SCHEMA,
-                         check_metadata=False):
-        raise ValueError(f"{path} does not have the expected schema: rerun the policies stage")
-    wanted = pa.array(sorted(set(policies)), pa.string())
-    columns = ["policy", "day", "question", "outcome", "context"] + (["probe_id"] * format2)
+    for path, found, expected in (
+            (outcomes, schema, OUTCOMES_FILE_FORMAT2_SCHEMA if format2 else OUTCOMES_FILE_SCHEMA),
+            (contexts, context_schema, CONTEXTS_FORMAT2_SCHEMA if format2 else CONTEXTS_SCHEMA)):
+        if not found.equals(expected, check_metadata=False):
+            raise ValueError(f"{path} does not have the expected schema: rerun the policies "
+                             "stage")
+    columns = ["policy", "day", "question", "outcome"] + (["probe_id"] * format2)
+    table = read_parquet(outcomes, columns)
+    file = pq.ParquetFile(contexts)
+    if file.metadata.num_rows != table.num_rows:
+        raise ValueError(f"{contexts} has {file.metadata.num_rows} rows and {outcomes} "
+                         f"{table.num_rows}: rerun the policies stage")
+    chosen = pc.is_in(table.column("policy"), value_set=pa.array(sorted(set(policies)),
+                                                                  pa.string()))
     index: dict[ProbeKey, tuple[str, bytes]] = {}
-    file = pq.ParquetFile(path)
+    start = 0
     for group in range(file.metadata.num_row_groups):  # one row group's contexts at a time
-        batch = file.read_row_group(group, columns=columns)
-        batch = batch.filter(pc.is_in(batch.column("policy"), value_set=wanted))
-        probe_ids = (batch.column("probe_id").to_pylist() if format2
-                     else [None] * batch.num_rows)
-        for policy, day, question, outcome, context, probe_id in zip(
-                batch.column("policy").to_pylist(), batch.column("day").to_pylist(),
-                batch.column("question").to_pylist(), batch.column("outcome").to_pylist(),
-                batch.column("context").to_pylist(), probe_ids, strict=True):
-            index[(policy, day, probe_id, question)] = (outcome, context_digest(context))
+        end = start + file.metadata.row_group(group).num_rows
+        mask = chosen.slice(start, end - start)
+        rows = table.slice(start, end - start).filter(mask)
+        context = file.read_row_group(group, columns=["context"]).column("context").filter(mask)
+        probe_ids = (rows.column("probe_id").to_pylist() if format2
+                     else [None] * rows.num_rows)
+        for policy, day, question, outcome, text, probe_id in zip(
+                rows.column("policy").to_pylist(), rows.column("day").to_pylist(),
+                rows.column("question").to_pylist(), rows.column("outcome").to_pylist(),
+                context.to_pylist(), probe_ids, strict=True):
+            index[(policy, day, probe_id, question)] = (outcome, context_digest(text))
+        start = end
     return index

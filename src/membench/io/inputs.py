@@ -11,7 +11,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from membench.io.tables import scenario_from_tables
+from membench.io.tables import (
+    CONTEXT_COLUMN,
+    OUTCOMES_FORMAT2_SCHEMA,
+    OUTCOMES_SCHEMA,
+    scenario_from_tables,
+)
 from membench.scenario.model import Scenario
 
 
@@ -55,15 +60,20 @@ def read_batches(path: Path, batch_rows: int = BATCH_ROWS,
 
 
 def read_contexts(path: Path, rows: Iterable[int]) -> dict[int, str]:
-    """The outcomes' `context` of the given rows, reading only the row groups that hold
-    them, one at a time: the peak is one row group's contexts (at most about 64 Mi
-    characters as the policies stage writes them), never the column's (gigabytes at a
-    thousand sessions: whole transcripts)."""
+    """The contexts file's `context` of the given rows (the outcomes file's rows: the
+    two go row for row), reading only the row groups that hold them, one at a time: the
+    peak is one row group's contexts (at most about 64 Mi characters as the policies stage
+    writes them), never the column's (gigabytes at a thousand sessions: whole
+    transcripts)."""
     wanted = sorted(set(rows))
     found: dict[int, str] = {}
     if not wanted:
         return found
+    read_schema(path)  # a missing or corrupt file: one line naming it
     file = pq.ParquetFile(path)
+    if wanted[-1] >= file.metadata.num_rows:
+        raise ValueError(f"{path} has {file.metadata.num_rows} rows, not the outcomes' "
+                         f"{wanted[-1] + 1} or more: rerun the policies stage")
     position, start = 0, 0
     for group in range(file.metadata.num_row_groups):
         end = start + file.metadata.row_group(group).num_rows
@@ -79,24 +89,40 @@ def read_contexts(path: Path, rows: Iterable[int]) -> dict[int, str]:
     return found
 
 
-def read_outcomes(path: Path, contexts_of: frozenset[str] = frozenset()) -> pa.Table:
-    """The policies stage's outcomes without the bulk of their contexts (gigabytes once
-    decoded at a thousand sessions): every column, but `context` holds the injected text
-    only on rows whose outcome is in `contexts_of` (the report's stale traces), "" on the
-    rest, read by read_contexts."""
-    schema = pq.read_schema(path) if path.is_file() else pa.schema([])
-    names = schema.names
-    if "context" not in names:
-        return read_parquet(path)  # missing, or not outcomes: read_parquet says so
-    table = read_parquet(path, [name for name in names if name != "context"])
+def read_schema(path: Path) -> pa.Schema:
+    """A Parquet file's schema, with read_parquet's one-line errors."""
+    if not path.is_file():
+        raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
+    try:
+        return pq.read_schema(path)
+    except (OSError, pa.ArrowInvalid):
+        read_parquet(path)  # raises the error read_parquet gives for these bytes
+        raise
+
+
+def read_outcomes(path: Path, contexts: Path | None = None,
+                  contexts_of: frozenset[str] = frozenset()) -> pa.Table:
+    """The policies stage's outcomes as one table with a `context` column (the in-memory
+    outcomes_table's schema) that holds the injected text only on rows whose outcome is in
+    `contexts_of` (the report's stale traces), read from the contexts file by
+    read_contexts; "" on the rest. The contexts file is not opened when there is none to
+    read."""
+    if CONTEXT_COLUMN in read_schema(path).names:
+        raise ValueError(f"{path} holds contexts: it was written by an older membench; "
+                         "rerun the policies stage")
+    table = read_parquet(path)
     kept: dict[int, str] = {}
     if contexts_of:
+        if contexts is None:
+            raise ValueError("the contexts file is needed to read contexts")
         wanted = pa.array(sorted(contexts_of), pa.string())
         mask = pc.is_in(table.column("outcome"), value_set=wanted)
-        kept = read_contexts(path, pc.indices_nonzero(mask).to_pylist())
-    contexts = pa.array([kept.get(row, "") for row in range(table.num_rows)],
-                        schema.field("context").type)
-    return table.add_column(names.index("context"), schema.field("context"), contexts)
+        kept = read_contexts(contexts, pc.indices_nonzero(mask).to_pylist())
+    full = OUTCOMES_FORMAT2_SCHEMA if "probe_id" in table.schema.names else OUTCOMES_SCHEMA
+    column = pa.array([kept.get(row, "") for row in range(table.num_rows)],
+                      full.field(CONTEXT_COLUMN).type)
+    return table.add_column(full.get_field_index(CONTEXT_COLUMN),
+                            full.field(CONTEXT_COLUMN), column)
 
 
 def read_json(path: Path) -> Any:

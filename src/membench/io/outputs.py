@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -57,29 +57,45 @@ class StagedOutputs:
         the rows written: the caller holds one table at a time, never the whole file's. One
         table written this way gives the bytes `parquet` gives. Errors of the code making
         the tables are its own; only the writer's are this file's."""
-        writer: pq.ParquetWriter | None = None
+        return self.parquet_streams([path], ((table,) for table in tables))
+
+    def parquet_streams(self, paths: Sequence[Path],
+                        tables: Iterable[Sequence[pa.Table]]) -> int:
+        """parquet_stream into several files at once, one table for each at every step
+        (files whose rows go together, cut into the same row groups); returns the rows
+        written to the first."""
+        writers: list[pq.ParquetWriter | None] = [None] * len(paths)
         rows = 0
         try:
-            try:
-                temporary = self._staged(path)
-            except OSError as error:
-                raise OutputError(path, error) from error
-            for table in tables:
+            temporaries = []
+            for path in paths:
                 try:
-                    if writer is None:
-                        writer = pq.ParquetWriter(temporary, table.schema, **PARQUET_OPTIONS)
-                    writer.write_table(table)
+                    temporaries.append(self._staged(path))
                 except OSError as error:
                     raise OutputError(path, error) from error
-                rows += table.num_rows
-            if writer is None:
-                raise ValueError(f"no table to write to {path} (give an empty one for no rows)")
+            for step in tables:
+                for index, (path, table) in enumerate(zip(paths, step, strict=True)):
+                    try:
+                        if writers[index] is None:
+                            writers[index] = pq.ParquetWriter(temporaries[index], table.schema,
+                                                              **PARQUET_OPTIONS)
+                        writers[index].write_table(table)
+                    except OSError as error:
+                        raise OutputError(path, error) from error
+                rows += step[0].num_rows
+            if writers[0] is None:
+                raise ValueError(f"no table to write to {paths[0]} (give an empty one for no "
+                                 "rows)")
         finally:
-            if writer is not None:
-                try:
-                    writer.close()
-                except OSError as error:
-                    raise OutputError(path, error) from error
+            failed: OutputError | None = None
+            for path, writer in zip(paths, writers, strict=True):
+                if writer is not None:
+                    try:
+                        writer.close()
+                    except OSError as error:  # the others are closed all the same
+                        failed = failed or OutputError(path, error)
+            if failed is not None:
+                raise failed
         return rows
 
     def text(self, path: Path, text: str) -> None:

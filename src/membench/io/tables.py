@@ -110,6 +110,27 @@ EXCHANGES_FORMAT2_SCHEMA = given.extended(EXCHANGES_SCHEMA, given.EXCHANGES_FORM
 PROBES_FORMAT2_SCHEMA = given.extended(PROBES_SCHEMA, given.PROBES_FORMAT2_COLUMNS)
 OUTCOMES_FORMAT2_SCHEMA = given.extended(OUTCOMES_SCHEMA, given.OUTCOMES_FORMAT2_COLUMNS)
 
+# The policies stage's two files (docs/schemas.md): data/outcomes.parquet is every outcome
+# column but `context`, which goes to data/contexts.parquet with the columns that name its
+# probe, row for row in the same order and row groups. The summaries never read a context.
+CONTEXT_COLUMN = "context"
+CONTEXT_KEYS = ["policy", "form", "day", "fact_key"]
+CONTEXT_KEYS_FORMAT2 = [*CONTEXT_KEYS, "scenario", "probe_id"]
+
+
+def _without_context(schema: pa.Schema) -> pa.Schema:
+    return schema.remove(schema.get_field_index(CONTEXT_COLUMN))
+
+
+def _contexts_of(schema: pa.Schema, keys: Sequence[str]) -> pa.Schema:
+    return pa.schema([schema.field(name) for name in [*keys, CONTEXT_COLUMN]])
+
+
+OUTCOMES_FILE_SCHEMA = _without_context(OUTCOMES_SCHEMA)
+OUTCOMES_FILE_FORMAT2_SCHEMA = _without_context(OUTCOMES_FORMAT2_SCHEMA)
+CONTEXTS_SCHEMA = _contexts_of(OUTCOMES_SCHEMA, CONTEXT_KEYS)
+CONTEXTS_FORMAT2_SCHEMA = _contexts_of(OUTCOMES_FORMAT2_SCHEMA, CONTEXT_KEYS_FORMAT2)
+
 AUDIT_SCHEMA = pa.schema([
     pa.field("policy", pa.string(), nullable=False),
     pa.field("day", pa.int32(), nullable=False),
@@ -267,6 +288,14 @@ def outcome_tables(rows: Iterable[OutcomeRow],
             made, chunk, chars = True, [], 0
     if chunk or not made:
         yield outcomes_table(chunk)
+
+
+def split_outcomes(table: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """An outcomes_table as the policies stage writes it: (outcomes without `context`,
+    the contexts with their probes' keys), row for row."""
+    format2 = "probe_id" in table.schema.names
+    return (table.drop_columns([CONTEXT_COLUMN]),
+            table.select([*(CONTEXT_KEYS_FORMAT2 if format2 else CONTEXT_KEYS), CONTEXT_COLUMN]))
 
 
 def stored_table(rows: Sequence[StoredRow]) -> pa.Table:
