@@ -126,14 +126,20 @@ def child_users(overlay: Path) -> None:
     import tempfile
     import tomllib
 
-    import pyarrow.parquet as pq
     import yaml
 
     from membench.extraction.extractors import EXTRACTORS, extractor_for
     from membench.io.corpus import read_corpus
-    from membench.io.inputs import read_batches
+    from membench.io.datasets import read_user_batches, user_partitions
+    from membench.io.inputs import BATCH_ROWS
+    from membench.io.outputs import staged_outputs
     from membench.io.scenario_file import scenario_toml
-    from membench.io.tables import user_outcome_summary, user_outcomes_table
+    from membench.io.tables import (
+        USER_OUTCOMES_FILE_SCHEMA,
+        USER_OUTCOMES_SCHEMA,
+        user_outcome_summary,
+        user_outcomes_table,
+    )
     from membench.memory.policies import build_policies, without_embeddings
     from membench.params import parse_params
     from membench.plugins import load_plugins
@@ -175,11 +181,17 @@ def child_users(overlay: Path) -> None:
             for row in namespaced.pop((day, position))] + [
         row for day in s.probe_days for row in shared.pop(day)]
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "users_outcomes.parquet"
-        stage("outcomes table", lambda: pq.write_table(user_outcomes_table(rows), out))
+        out = Path(tmp) / "users_outcomes"
+
+        def write(table) -> None:
+            with staged_outputs() as outputs:
+                outputs.dataset(out, USER_OUTCOMES_FILE_SCHEMA, user_partitions(table, s.seed))
+
+        stage("outcomes table", lambda: write(user_outcomes_table(rows)))
         del rows
-        summary = stage("report's reading", lambda: user_outcome_summary(read_batches(out)))
-        size = out.stat().st_size
+        summary = stage("report's reading", lambda: user_outcome_summary(
+            read_user_batches(out, USER_OUTCOMES_SCHEMA, BATCH_ROWS)))
+        size = sum(file.stat().st_size for file in out.rglob("*") if file.is_file())
     counts = summary.counts["modes"]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"stage": "process", "seconds": time.perf_counter() - start,

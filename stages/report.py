@@ -23,15 +23,21 @@ from membench.commands.common import (
 )
 from membench.commands.parameters import read_params
 from membench.io import environment
+from membench.io.datasets import read_user_batches
 from membench.io.inputs import (
-    read_batches,
+    BATCH_ROWS,
     read_json,
     read_outcomes,
     read_parquet,
     read_scenario,
 )
 from membench.io.outputs import staged_outputs
-from membench.io.tables import audit_from_table, result_from_tables, user_outcome_summary
+from membench.io.tables import (
+    USER_OUTCOMES_SCHEMA,
+    audit_from_table,
+    result_from_tables,
+    user_outcome_summary,
+)
 from membench.memory.policies import build_policies, without_embeddings
 from membench.reporting.charts import report_images
 from membench.reporting.extraction_tables import extraction_metrics
@@ -50,7 +56,7 @@ ExtractionFile = Annotated[Path, typer.Option(
     "--extraction", help="Extraction quality and sweep (JSON, from the extraction stage).")]
 MetricsFile = Annotated[Path, typer.Option("--metrics", help="Detailed metrics (JSON).")]
 UsersFile = Annotated[Path, typer.Option(
-    "--users", help="Multi-user outcomes (Parquet, empty for one user).")]
+    "--users", help="Multi-user outcomes (a Parquet dataset; no rows for one user).")]
 SummaryFile = Annotated[Path, typer.Option("--summary", help="DVC metric (JSON).")]
 ChartsFile = Annotated[Path, typer.Option(
     "--charts", help="The file whose `plots:` list declares the charts the report shows "
@@ -115,7 +121,8 @@ def report(scenario: ScenarioDir, outcomes: OutcomesFile, contexts: ContextsFile
     labels = {policy.id: policy.label for policy in policies}
     lexical = [policy.id for policy in without_embeddings(policies)]
     per_seed = counts_from_json(read_json(multiseed), lexical)
-    user_summary = user_outcome_summary(read_batches(users))
+    user_summary = user_outcome_summary(read_user_batches(users, USER_OUTCOMES_SCHEMA,
+                                                          BATCH_ROWS))
     extracted = read_json(extraction)
     text = render_report(ReportInputs(
         header=header(p, manifest, read_parquet(embeddings).schema.metadata or {},

@@ -8,6 +8,7 @@ stage's texts are the first user's without the name in front, so none are shared
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import pyarrow as pa
 import typer
@@ -15,7 +16,6 @@ import typer
 from membench.commands.common import (
     PARAMS_FILE,
     CorpusSnapshot,
-    OutFile,
     ParamsFile,
     fails_cleanly,
     progress,
@@ -25,10 +25,11 @@ from membench.commands.parameters import read_parameters_and_corpus
 from membench.execution.embedding import embed_missing
 from membench.execution.executor import executor
 from membench.extraction.extractors import extractor_for, reads_turn_vectors
+from membench.io.datasets import user_partitions
 from membench.io.embedding_files import load_encoder_cache, with_encoder
 from membench.io.outputs import staged_outputs
 from membench.io.scenario_file import read_scenario_source
-from membench.io.tables import user_outcomes_table
+from membench.io.tables import USER_OUTCOMES_FILE_SCHEMA, user_outcomes_table
 from membench.memory.policies import build_policies, embedded_stores, without_embeddings
 from membench.scenario.deployment import build_user_scenarios
 from membench.scenario.spec import ScenarioSpec
@@ -43,9 +44,12 @@ from membench.scoring.users import (
     unit_sizes,
 )
 
+UsersDataset = Annotated[Path, typer.Option(
+    "--out", help="The outcomes, a Parquet dataset partitioned by seed and user (a directory).")]
+
 
 @fails_cleanly
-def users(corpus: CorpusSnapshot, out: OutFile, cache_file: CacheFile,
+def users(corpus: CorpusSnapshot, out: UsersDataset, cache_file: CacheFile,
           params: ParamsFile = PARAMS_FILE) -> None:
     """Run every policy per user and on one shared store (dense ones if users.dense)."""
     p, files = read_parameters_and_corpus(params, corpus)
@@ -83,7 +87,7 @@ def users(corpus: CorpusSnapshot, out: OutFile, cache_file: CacheFile,
                               sizes=unit_sizes(deployment, units))
         table = pa.concat_tables(in_output_order(deployment, units, parts)).combine_chunks()
     with staged_outputs() as outputs:
-        outputs.parquet(out, table)
+        outputs.dataset(out, USER_OUTCOMES_FILE_SCHEMA, user_partitions(table, p.scenario.seed))
         outputs.parquet(cache_file, with_encoder(cache.to_table()))
     typer.echo(f"users: {1 + len(others)} user(s), {table.num_rows} probe outcomes", err=True)
 

@@ -7,6 +7,7 @@ import shlex
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from membench.cli import app
 from membench.io import answer_tables, backend_tables, system_tables, tables
+from membench.io.datasets import read_user_batches
 from membench.memory.policies import POLICIES
 
 # One worker runs the module: its `pipeline` fixture runs every stage.
@@ -36,7 +38,7 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "reports/plots/outcomes.json", "reports/plots/by_day.json",
            "reports/plots/cost_quality.svg", "reports/plots/outcomes.svg",
            "reports/plots/by_day.svg", "reports/report.md", "reports/summary.json",
-           "reports/metrics.json", "data/users_outcomes.parquet",
+           "reports/metrics.json", "data/users_outcomes",
            "data/generated/scenario.toml", "data/turn_embeddings.parquet",
            "data/turn_embedding_cache.parquet", "reports/extraction.json",
            "reports/plots/extraction_sweep.json", "reports/plots/extraction_sweep.svg",
@@ -47,6 +49,11 @@ OUTPUTS = ["data/corpus.parquet", "data/scenario", "data/fact_records.parquet",
            "data/system_at_rest.parquet", "reports/systems.json",
            "data/systems_embedding_cache.parquet", "data/answers.parquet", "reports/answers.json",
            "data/model/reader-responses.jsonl", "data/model/extract-responses.jsonl"]
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
 
 
 def make_workspace(root: Path, target: Path, corpus_dir: Path, **overrides) -> Path:
@@ -145,7 +152,7 @@ def test_every_stage_succeeds_and_writes_its_outputs(pipeline):
     ("data/stored.parquet", tables.STORED_SCHEMA),
     ("data/audit.parquet", tables.AUDIT_SCHEMA),
     ("data/corpus.parquet", tables.CORPUS_SCHEMA),
-    ("data/users_outcomes.parquet", tables.USER_OUTCOMES_SCHEMA),
+    ("data/users_outcomes/_common_metadata", tables.USER_OUTCOMES_FILE_SCHEMA),
     ("data/backend_parity.parquet", backend_tables.BACKEND_PARITY_SCHEMA),
     ("data/backend_rankings.parquet", backend_tables.BACKEND_RANKINGS_SCHEMA),
     ("data/backend_at_rest.parquet", backend_tables.BACKEND_AT_REST_SCHEMA),
@@ -422,17 +429,21 @@ def test_users_stage_and_report_section_on_a_generated_deployment(pipeline, tmp_
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     flags = ("--params", str(tmp_path / "params.yaml"))
     assert run("generate", "--out", str(story), *flags).exit_code == 0
-    out = tmp_path / "users.parquet"
+    out = tmp_path / "users"
     result = stage("users", *flags, out=str(out), cache=str(tmp_path / "cache.parquet"))
     assert result.exit_code == 0, result.output
     assert (tmp_path / "cache.parquet").is_file()
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.parquet")) == [
+        f"seed={params['scenario']['seed']}/user={user}/part-0.parquet"
+        for user in ("u001", "u002", "u003")]
     monkeypatch.setenv("MEMBENCH_WORKERS", "2")  # the units on Dask workers: same bytes
-    on_workers = tmp_path / "users-on-workers.parquet"
+    on_workers = tmp_path / "users-on-workers"
     result = stage("users", *flags, out=str(on_workers), cache=str(tmp_path / "c2.parquet"))
     assert result.exit_code == 0, result.output
     assert "on a local Dask cluster of 2 worker(s)" in result.output
-    assert on_workers.read_bytes() == out.read_bytes()
-    rows = tables.user_outcomes_from_table(pq.read_table(out))
+    assert tree_bytes(on_workers) == tree_bytes(out)
+    rows = tables.user_outcomes_from_table(pa.Table.from_batches(
+        read_user_batches(out, tables.USER_OUTCOMES_SCHEMA, 1 << 20)))
     assert {r.user for r in rows} == {"u001", "u002", "u003"}
     leaks = {mode: sum(r.cross_user_leak for r in rows if r.mode == mode)
              for mode in ("namespaced", "shared")}

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import tomllib
+from urllib.parse import quote
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 import test_users as users_story
@@ -17,13 +20,24 @@ from params_yaml import PARAMS
 
 from membench.extraction.extractors import EXTRACTORS
 from membench.io.answer_tables import reader_items
+from membench.io.datasets import (
+    METADATA_FILE,
+    PART_FILE,
+    PARTITIONING,
+    partition_dir,
+    read_user_batches,
+    user_partitions,
+)
 from membench.io.inputs import read_batches, read_contexts
 from membench.io.outputs import OutputError, staged_outputs
 from membench.io.tables import (
+    USER_OUTCOMES_FILE_SCHEMA,
+    USER_OUTCOMES_SCHEMA,
     outcome_tables,
     outcomes_table,
     split_outcomes,
     user_outcome_summary,
+    user_outcomes_from_table,
     user_outcomes_table,
 )
 from membench.memory.policies import POLICIES
@@ -141,6 +155,98 @@ def test_the_users_summary_read_in_batches_is_the_rows_summary(user_rows, tmp_pa
     assert streamed == expected
     # the same order too: the report and metrics list what the counts hold in their order
     assert json.dumps(streamed.counts) == json.dumps(expected.counts)
+
+
+@pytest.mark.parametrize("batch_rows", [1, 7, 1 << 20])
+def test_the_users_dataset_holds_each_users_rows_and_reads_back_to_the_same_summary(
+        user_rows, tmp_path, batch_rows):
+    table = user_outcomes_table(user_rows)
+    root = tmp_path / "users_outcomes"
+    with staged_outputs() as outputs:
+        written = outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions(table, 7))
+    assert written == len(user_rows)
+    names = {r.user for r in user_rows}
+    assert len(names) == 2
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*.parquet")) == sorted(
+        f"seed=7/user={quote(name, safe='')}/part-0.parquet" for name in names)
+    for name in names:  # one user's rows, in the table's order, from its own file
+        part = pq.read_table(root / partition_dir(7, name) / PART_FILE)
+        assert part.equals(table.filter(pc.equal(table["user"], name)).drop_columns(["user"]))
+    batches = list(read_user_batches(root, USER_OUTCOMES_SCHEMA, batch_rows))
+    back = pa.Table.from_batches(batches)
+    assert back.num_rows == len(user_rows) and back.schema.equals(USER_OUTCOMES_SCHEMA)
+    assert sorted(user_outcomes_from_table(back), key=repr) == sorted(user_rows, key=repr)
+    assert user_outcome_summary(batches) == summarize(user_rows)
+    # pyarrow's own reader sees the same rows, and the partitions as columns
+    dataset = ds.dataset(root, format="parquet",
+                         partitioning=ds.partitioning(PARTITIONING, flavor="hive"))
+    assert dataset.count_rows() == len(user_rows)
+    assert set(dataset.to_table(columns=["user"])["user"].to_pylist()) == names
+    assert set(dataset.to_table(columns=["seed"])["seed"].to_pylist()) == {7}
+
+
+def test_a_users_name_that_is_not_a_path_is_percent_encoded(tmp_path):
+    rows = [{"mode": "shared", "policy": "profile", "user": "a/b=c d", "form": "literal",
+             "day": 1, "fact_key": "k", "changes": 0, "deleted": False, "outcome": "current",
+             "cross_user_leak": False, "injected_lines": 1}]
+    root = tmp_path / "users"
+    with staged_outputs() as outputs:
+        outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions(
+            pa.Table.from_pylist(rows, schema=USER_OUTCOMES_SCHEMA), 3))
+    (part,) = root.rglob("*.parquet")
+    assert part.parent.name == "user=a%2Fb%3Dc%20d"
+    back = pa.Table.from_batches(read_user_batches(root, USER_OUTCOMES_SCHEMA, 10))
+    assert back.to_pylist() == rows
+    dataset = ds.dataset(root, format="parquet",
+                         partitioning=ds.partitioning(PARTITIONING, flavor="hive"))
+    assert dataset.to_table(columns=["user"])["user"].to_pylist() == ["a/b=c d"]
+
+
+def test_a_users_dataset_replaces_an_earlier_one_whole_or_not_at_all(user_rows, tmp_path):
+    table = user_outcomes_table(user_rows)
+    root = tmp_path / "users"
+    with staged_outputs() as outputs:
+        outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions(table, 1))
+    first = sorted(p.relative_to(root) for p in root.rglob("*"))
+
+    def failing():
+        yield from user_partitions(table, 2)
+        raise OSError(28, "No space left on device")  # the code making the rows
+
+    with pytest.raises(OSError), staged_outputs() as outputs:
+        outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, failing())
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["users"]  # nothing staged is left
+    with staged_outputs() as outputs:
+        outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions(table, 2))
+    assert {p.parts[0] for p in (q.relative_to(root) for q in root.rglob("*.parquet"))} == {
+        "seed=2"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["users"]
+
+
+def test_an_empty_users_dataset_is_no_summary_and_a_foreign_one_an_error(tmp_path):
+    root = tmp_path / "users"
+    with staged_outputs() as outputs:
+        outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions(
+            user_outcomes_table([]), 1))
+    assert [p.name for p in root.iterdir()] == [METADATA_FILE]
+    (batch,) = read_user_batches(root, USER_OUTCOMES_SCHEMA, 10)
+    assert batch.num_rows == 0 and batch.schema.equals(USER_OUTCOMES_SCHEMA)
+    assert user_outcome_summary([batch]) is None
+    with pytest.raises(FileNotFoundError, match="run the stage that writes it first"):
+        next(read_user_batches(tmp_path / "missing", USER_OUTCOMES_SCHEMA, 10))
+    stray = root / "seed=1" / "notes.txt"
+    stray.parent.mkdir()
+    stray.write_text("x")
+    with pytest.raises(ValueError, match="not a partition"):
+        next(read_user_batches(root, USER_OUTCOMES_SCHEMA, 10))
+    stray.unlink()
+    pq.write_metadata(pa.schema([pa.field("mode", pa.string())]), root / METADATA_FILE)
+    with pytest.raises(ValueError, match="expected schema"):
+        next(read_user_batches(root, USER_OUTCOMES_SCHEMA, 10))
+    (root / METADATA_FILE).unlink()
+    with pytest.raises(ValueError, match="not a dataset membench wrote"):
+        next(read_user_batches(root, USER_OUTCOMES_SCHEMA, 10))
 
 
 def test_an_empty_users_table_is_no_summary_and_a_foreign_one_an_error(tmp_path):

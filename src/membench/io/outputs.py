@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -15,6 +16,7 @@ import pyarrow.parquet as pq
 
 from membench.cleanup.interrupts import deferred
 from membench.cleanup.private_temp import track_file, untrack_file
+from membench.io.datasets import METADATA_FILE, PART_FILE
 
 
 class OutputError(OSError):
@@ -98,6 +100,28 @@ class StagedOutputs:
                 raise failed
         return rows
 
+    def dataset(self, root: Path, schema: pa.Schema,
+                partitions: Iterable[tuple[str, pa.Table]]) -> int:
+        """A partitioned dataset (membench.io.datasets), a directory staged whole: the files'
+        schema in its _common_metadata, then each partition's rows; returns the rows."""
+        rows = 0
+
+        def write(temporary: Path) -> None:
+            nonlocal rows
+            shutil.rmtree(temporary, ignore_errors=True)  # a killed run's, if the reaper missed it
+            temporary.mkdir()
+            pq.write_metadata(schema, temporary / METADATA_FILE)
+            for relative, table in partitions:
+                if not table.schema.equals(schema, check_metadata=False):
+                    raise ValueError(f"partition {relative} of {root} does not have the "
+                                     f"dataset's schema")
+                (temporary / relative).mkdir(parents=True)
+                pq.write_table(table, temporary / relative / PART_FILE, **PARQUET_OPTIONS)
+                rows += table.num_rows
+
+        self._write(root, write)
+        return rows
+
     def text(self, path: Path, text: str) -> None:
         self._write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
 
@@ -112,7 +136,10 @@ class StagedOutputs:
         where it could not be made either) must not hide the error that stopped the stage."""
         for temporary, _ in self._pending:
             with suppress(OSError):
-                temporary.unlink(missing_ok=True)
+                if temporary.is_dir():
+                    shutil.rmtree(temporary)
+                else:
+                    temporary.unlink(missing_ok=True)
             untrack_file(temporary.absolute())
 
 
@@ -128,8 +155,23 @@ def staged_outputs() -> Iterator[StagedOutputs]:
     with deferred():  # every output renamed into place, or (an error) none left partial
         for temporary, final in staged._pending:
             try:
-                os.replace(temporary, final)
+                _replace(temporary, final)
             except OSError as error:
                 staged.discard()
                 raise OutputError(final, error) from error
             untrack_file(temporary.absolute())
+
+
+def _replace(temporary: Path, final: Path) -> None:
+    """os.replace, also for a directory over an earlier run's (rename cannot replace a
+    directory that holds files): the old one is moved aside, then removed."""
+    if not (temporary.is_dir() and final.exists()):
+        os.replace(temporary, final)
+        return
+    old = final.with_name(f".{final.name}.old")
+    track_file(old.absolute())  # removed by the reaper if SIGKILL cuts in
+    shutil.rmtree(old, ignore_errors=True)
+    os.replace(final, old)
+    os.replace(temporary, final)
+    shutil.rmtree(old, ignore_errors=True)
+    untrack_file(old.absolute())

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from membench.extraction.extractors import FactRecord, RecordAction
 from membench.io import given_tables as given
+from membench.io.datasets import without_partitioning
 from membench.scenario.build import CorpusText
 from membench.scenario.model import (
     Deletion,
@@ -337,6 +338,11 @@ USER_OUTCOMES_SCHEMA = pa.schema([
     pa.field("cross_user_leak", pa.bool_(), nullable=False),
     pa.field("injected_lines", pa.int32(), nullable=False),
 ])
+
+
+# The users stage's dataset (membench.io.datasets): one partition per seed and user, whose
+# files hold every other column.
+USER_OUTCOMES_FILE_SCHEMA = without_partitioning(USER_OUTCOMES_SCHEMA)
 
 
 def user_outcomes_table(rows: Sequence[UserOutcomeRow]) -> pa.Table:

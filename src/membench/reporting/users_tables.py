@@ -68,7 +68,7 @@ def users_section(summary: UserOutcomeSummary | None, policy_order: Sequence[str
          "user's name only in the text, facts keyed without the user). Every probe is asked "
          "by one user and classified against that user's facts; a **cross-user leak** is an "
          "injection holding another user's value for the probed key. Rows: "
-         "`data/users_outcomes.parquet`."),
+         "`data/users_outcomes/` (a Parquet dataset, one file per seed and user)."),
         _leak_sentence(counts, policies),
         _leak_table(counts, policies),
         "### Conflicts and stale hits by changes per fact",
