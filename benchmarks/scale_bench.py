@@ -185,7 +185,7 @@ def child_users(overlay: Path) -> None:
 
         def write(table) -> None:
             with staged_outputs() as outputs:
-                outputs.dataset(out, USER_OUTCOMES_FILE_SCHEMA, user_partitions(table, s.seed))
+                outputs.dataset(out, USER_OUTCOMES_FILE_SCHEMA, user_partitions([table], s.seed))
 
         stage("outcomes table", lambda: write(user_outcomes_table(rows)))
         del rows

@@ -57,7 +57,7 @@ def users(corpus: CorpusSnapshot, out: UsersDataset, cache_file: CacheFile,
     others = spec.users if isinstance(spec, ScenarioSpec) else ()  # format 2: one user
     cache = load_encoder_cache(cache_file, warn=lambda text: typer.echo(f"users: {text}",
                                                                          err=True))
-    table = user_outcomes_table([])
+    parts = [user_outcomes_table([])]
     if others:
         scenarios = build_user_scenarios(spec, files, p.scenario.shape())
         turn_vectors = None
@@ -82,14 +82,15 @@ def users(corpus: CorpusSnapshot, out: UsersDataset, cache_file: CacheFile,
         progress(f"{len(deployment.users)} users namespaced, shared on days "
                  f"{list(scenarios[0].scenario.probe_days)}: {len(policies)} policies")
         with executor("users", len(units), progress) as where:  # membench.execution
-            parts = where.map(unit_tables, DeploymentRun(deployment, tuple(policies), vectors),
-                              units, label="users", name=lambda unit: f"{unit[0]} {unit[1]}",
-                              sizes=unit_sizes(deployment, units))
-        table = pa.concat_tables(in_output_order(deployment, units, parts)).combine_chunks()
+            done = where.map(unit_tables, DeploymentRun(deployment, tuple(policies), vectors),
+                             units, label="users", name=lambda unit: f"{unit[0]} {unit[1]}",
+                             sizes=unit_sizes(deployment, units))
+        parts = in_output_order(deployment, units, done)
     with staged_outputs() as outputs:
-        outputs.dataset(out, USER_OUTCOMES_FILE_SCHEMA, user_partitions(table, p.scenario.seed))
+        rows = outputs.dataset(out, USER_OUTCOMES_FILE_SCHEMA,
+                               user_partitions(parts, p.scenario.seed))
         outputs.parquet(cache_file, with_encoder(cache.to_table()))
-    typer.echo(f"users: {1 + len(others)} user(s), {table.num_rows} probe outcomes", err=True)
+    typer.echo(f"users: {1 + len(others)} user(s), {rows} probe outcomes", err=True)
 
 
 def unit_tables(run: DeploymentRun, unit: Unit) -> dict[int, pa.Table]:

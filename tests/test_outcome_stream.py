@@ -163,7 +163,8 @@ def test_the_users_dataset_holds_each_users_rows_and_reads_back_to_the_same_summ
     table = user_outcomes_table(user_rows)
     root = tmp_path / "users_outcomes"
     with staged_outputs() as outputs:
-        written = outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions(table, 7))
+        written = outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions(
+            [table.slice(start, 5) for start in range(0, table.num_rows, 5)], 7))
     assert written == len(user_rows)
     names = {r.user for r in user_rows}
     assert len(names) == 2
@@ -192,7 +193,7 @@ def test_a_users_name_that_is_not_a_path_is_percent_encoded(tmp_path):
     root = tmp_path / "users"
     with staged_outputs() as outputs:
         outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions(
-            pa.Table.from_pylist(rows, schema=USER_OUTCOMES_SCHEMA), 3))
+            [pa.Table.from_pylist(rows, schema=USER_OUTCOMES_SCHEMA)], 3))
     (part,) = root.rglob("*.parquet")
     assert part.parent.name == "user=a%2Fb%3Dc%20d"
     back = pa.Table.from_batches(read_user_batches(root, USER_OUTCOMES_SCHEMA, 10))
@@ -206,11 +207,11 @@ def test_a_users_dataset_replaces_an_earlier_one_whole_or_not_at_all(user_rows, 
     table = user_outcomes_table(user_rows)
     root = tmp_path / "users"
     with staged_outputs() as outputs:
-        outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions(table, 1))
+        outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions([table], 1))
     first = sorted(p.relative_to(root) for p in root.rglob("*"))
 
     def failing():
-        yield from user_partitions(table, 2)
+        yield from user_partitions([table], 2)
         raise OSError(28, "No space left on device")  # the code making the rows
 
     with pytest.raises(OSError), staged_outputs() as outputs:
@@ -218,7 +219,7 @@ def test_a_users_dataset_replaces_an_earlier_one_whole_or_not_at_all(user_rows, 
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["users"]  # nothing staged is left
     with staged_outputs() as outputs:
-        outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions(table, 2))
+        outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions([table], 2))
     assert {p.parts[0] for p in (q.relative_to(root) for q in root.rglob("*.parquet"))} == {
         "seed=2"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["users"]
@@ -228,7 +229,7 @@ def test_an_empty_users_dataset_is_no_summary_and_a_foreign_one_an_error(tmp_pat
     root = tmp_path / "users"
     with staged_outputs() as outputs:
         outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions(
-            user_outcomes_table([]), 1))
+            [user_outcomes_table([])], 1))
     assert [p.name for p in root.iterdir()] == [METADATA_FILE]
     (batch,) = read_user_batches(root, USER_OUTCOMES_SCHEMA, 10)
     assert batch.num_rows == 0 and batch.schema.equals(USER_OUTCOMES_SCHEMA)

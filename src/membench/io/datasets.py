@@ -12,7 +12,7 @@ with `_`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from urllib.parse import quote, unquote
 
@@ -33,13 +33,27 @@ def partition_dir(seed: int, user: str) -> str:
     return f"seed={seed}/user={quote(user, safe='')}"
 
 
-def user_partitions(table: pa.Table, seed: int) -> Iterator[tuple[str, pa.Table]]:
-    """(partition directory, the rows of one user without the `user` column), users in the
-    order of their first row, each user's rows in the table's order."""
-    users = table.column("user")
-    for user in pc.unique(users).to_pylist():
-        rows = table.filter(pc.equal(users, pa.scalar(user, pa.string())))
-        yield partition_dir(seed, user), rows.drop_columns(["user"])
+def user_partitions(tables: Iterable[pa.Table], seed: int) -> Iterator[tuple[str, pa.Table]]:
+    """(partition directory, one user's rows without the `user` column) for each user of
+    the tables, by user: each user's rows in the tables' order. Tables, not one, and a
+    user's rows are copied only when that user is written: the users stage's rows are
+    never all copied into one table."""
+    pieces: dict[str, list[tuple[pa.Table, pa.Array | None]]] = {}
+    for table in tables:
+        counts = pc.value_counts(table.column("user")).to_pylist()
+        if len(counts) == 1:  # one user's unit: the whole table, no copy
+            pieces.setdefault(counts[0]["values"], []).append((table, None))
+            continue
+        order = pc.sort_indices(table, [("user", "ascending")])  # stable: rows keep order
+        start = 0  # the users' runs, in the sort's order (UTF-8 bytes: code points, as str)
+        for counted in sorted(counts, key=lambda counted: counted["values"]):
+            rows = order.slice(start, counted["counts"])
+            pieces.setdefault(counted["values"], []).append((table, rows))
+            start += counted["counts"]
+    for user in sorted(pieces):
+        taken = [table if rows is None else table.take(rows) for table, rows in pieces.pop(user)]
+        yield partition_dir(seed, user), pa.concat_tables(taken).combine_chunks().drop_columns(
+            ["user"])
 
 
 def without_partitioning(schema: pa.Schema) -> pa.Schema:
