@@ -1,11 +1,10 @@
 """Large tables streamed: the policies stage writes its outcomes a day and a bounded run of
 contexts at a time (bench_days, outcome_tables, StagedOutputs.parquet_streams): the same
 rows as the whole table, and the same bytes whenever the contexts fit in one table; the
-report folds the users stage's table a batch at a time (read_batches)."""
+report folds the users stage's dataset a batch at a time (read_user_batches)."""
 
 from __future__ import annotations
 
-import json
 import tomllib
 from urllib.parse import quote
 
@@ -28,7 +27,7 @@ from membench.io.datasets import (
     read_user_batches,
     user_partitions,
 )
-from membench.io.inputs import read_batches, read_contexts
+from membench.io.inputs import read_contexts
 from membench.io.outputs import OutputError, staged_outputs
 from membench.io.tables import (
     USER_OUTCOMES_FILE_SCHEMA,
@@ -42,6 +41,7 @@ from membench.io.tables import (
 )
 from membench.memory.policies import POLICIES
 from membench.plugins import load_plugins
+from membench.reporting.users_tables import users_section
 from membench.scenario.build import ScenarioShape
 from membench.scenario.deployment import build_user_scenarios
 from membench.scenario.spec import parse_scenario_spec
@@ -145,19 +145,6 @@ def user_rows():
 
 
 @pytest.mark.parametrize("batch_rows", [1, 7, 1 << 20])
-def test_the_users_summary_read_in_batches_is_the_rows_summary(user_rows, tmp_path,
-                                                                batch_rows):
-    path = tmp_path / "users_outcomes.parquet"
-    pq.write_table(user_outcomes_table(user_rows), path)
-    assert len(user_rows) > 7
-    streamed = user_outcome_summary(read_batches(path, batch_rows))
-    expected = summarize(user_rows)
-    assert streamed == expected
-    # the same order too: the report and metrics list what the counts hold in their order
-    assert json.dumps(streamed.counts) == json.dumps(expected.counts)
-
-
-@pytest.mark.parametrize("batch_rows", [1, 7, 1 << 20])
 def test_the_users_dataset_holds_each_users_rows_and_reads_back_to_the_same_summary(
         user_rows, tmp_path, batch_rows):
     table = user_outcomes_table(user_rows)
@@ -178,6 +165,10 @@ def test_the_users_dataset_holds_each_users_rows_and_reads_back_to_the_same_summ
     assert back.num_rows == len(user_rows) and back.schema.equals(USER_OUTCOMES_SCHEMA)
     assert sorted(user_outcomes_from_table(back), key=repr) == sorted(user_rows, key=repr)
     assert user_outcome_summary(batches) == summarize(user_rows)
+    # read by user, not in the stage's order: the report's section is the same text
+    policies = list(dict.fromkeys(r.policy for r in user_rows))
+    assert users_section(user_outcome_summary(batches), policies) == users_section(
+        summarize(user_rows), policies)
     # pyarrow's own reader sees the same rows, and the partitions as columns
     dataset = ds.dataset(root, format="parquet",
                          partitioning=ds.partitioning(PARTITIONING, flavor="hive"))
@@ -248,18 +239,6 @@ def test_an_empty_users_dataset_is_no_summary_and_a_foreign_one_an_error(tmp_pat
     (root / METADATA_FILE).unlink()
     with pytest.raises(ValueError, match="not a dataset membench wrote"):
         next(read_user_batches(root, USER_OUTCOMES_SCHEMA, 10))
-
-
-def test_an_empty_users_table_is_no_summary_and_a_foreign_one_an_error(tmp_path):
-    empty = tmp_path / "empty.parquet"
-    pq.write_table(user_outcomes_table([]), empty)
-    assert user_outcome_summary(read_batches(empty)) is None
-    foreign = tmp_path / "foreign.parquet"
-    pq.write_table(pa.table({"mode": pa.array([], pa.string())}), foreign)
-    with pytest.raises(ValueError, match="expected schema"):
-        user_outcome_summary(read_batches(foreign))
-    with pytest.raises(FileNotFoundError, match="run the stage that writes it first"):
-        user_outcome_summary(read_batches(tmp_path / "missing.parquet"))
 
 
 @pytest.mark.parametrize("group_rows", [7, 1024])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,27 +36,6 @@ def read_parquet(path: Path, columns: list[str] | None = None):
 
 
 BATCH_ROWS = 1 << 20  # rows of a large table read at once
-
-
-def read_batches(path: Path, batch_rows: int = BATCH_ROWS,
-                 columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
-    """A table a batch at a time (a reader that folds it never holds it whole), at least
-    one batch (empty for no rows, so its schema is still seen); a missing or corrupt file
-    is read_parquet's one-line error."""
-    if not path.is_file():
-        raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
-    try:
-        reader = pq.ParquetFile(path)
-    except (OSError, pa.ArrowInvalid):
-        read_parquet(path)  # raises the error read_parquet gives for these bytes
-        raise
-    if reader.metadata.num_rows == 0:
-        schema = reader.schema_arrow
-        if columns is not None:
-            schema = pa.schema([schema.field(name) for name in columns])
-        yield pa.RecordBatch.from_pylist([], schema=schema)
-        return
-    yield from reader.iter_batches(batch_size=batch_rows, columns=columns)
 
 
 def read_contexts(path: Path, rows: Iterable[int]) -> dict[int, str]:
