@@ -220,6 +220,21 @@ def test_bench_drives_the_systems_on_an_imported_locomo_scenario(repo_root, tmp_
     assert len({line.split()[0] + line.split()[1] for line in rows}) == 4
 
 
+def test_no_system_to_run_builds_no_deployment(default_run, default_params):
+    """The 100-user overlay (systems.names: []) has 5 events a fact, more than the
+    deployment's 10 days hold: with no system to drive, it is not built."""
+    from dataclasses import replace
+
+    from membench.commands.systems_run import deployment_users
+
+    too_big = replace(default_params, generate=replace(
+        default_params.generate, changes=(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)))
+    with pytest.raises(ValueError, match="cannot hold a fact"):
+        deployment_users(too_big, default_run.corpus.files)
+    nothing = replace(too_big, systems=replace(too_big.systems, names=()))
+    assert deployment_users(nothing, default_run.corpus.files) == []
+
+
 def test_one_instance_for_several_users_keeps_each_user_s_values_apart(
         default_run, default_params, tmp_path):
     """The generated deployment: mem0 partitions by user_id, so no context holds another

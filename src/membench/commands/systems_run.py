@@ -40,9 +40,11 @@ class SystemsRun:
 def deployment_users(p: Params, corpus: Sequence[CorpusText]) -> list[UserScenario]:
     """The generated deployment the systems also run: the generate section's story with
     systems.users users over systems.sessions days, probed on the scenario's probe days
-    stretched to those days, with systems.lines_per_reply filler lines."""
+    stretched to those days, with systems.lines_per_reply filler lines; none when no
+    system runs (a story too big for systems.sessions must not stop a stage with nothing
+    to drive)."""
     s = p.systems
-    if not s.users:
+    if not s.users or not s.names:
         return []
     settings = replace(p.generate, users=s.users, sessions=s.sessions)
     spec = parse_scenario_spec(tomllib.loads(scenario_toml(generate_scenario(settings), "")))
