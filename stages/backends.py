@@ -7,7 +7,8 @@ and stop it when done; a backend that cannot run here fails the stage with its r
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +17,14 @@ import typer
 from membench.backends.at_rest import ScanCache
 from membench.backends.base import BACKENDS, BackendUnavailableError, Embed, store_failed
 from membench.backends.parity import ParityRow, parity_rows
-from membench.backends.replay import BackendAudit, run_backend, scenario_ends
+from membench.backends.replay import (
+    CostRow,
+    FreshRemedy,
+    PartialAudit,
+    cure_fresh,
+    replay_backend,
+    scenario_ends,
+)
 from membench.backends.summary import summary
 from membench.cleanup.private_temp import native_temp_inside, private_dir, remove
 from membench.commands.common import (
@@ -80,33 +88,60 @@ class BackendInputs:
     stores: tuple[str, ...]
     vectors: dict
     memory: object
+    # the at-rest scans' findings, shared by the units of a process (a copy travels empty)
+    scans: ScanCache = field(default_factory=ScanCache, compare=False)
 
 
-def run_one_backend(inputs: BackendInputs, name: str) -> tuple[list[ParityRow], BackendAudit]:
+def _failing(name: str):
+    """A backend's run, its failures said in one line naming it."""
+    @contextmanager
+    def guarded():
+        try:
+            yield
+        except (BackendUnavailableError, ImportError) as error:
+            raise ValueError(f"backend {name} cannot run here: {error}") from error
+        except Exception as error:
+            if not store_failed(BACKENDS[name], error):
+                raise
+            reason = str(error).strip().partition("\n")[0] or type(error).__name__
+            raise ValueError(f"backend {name} failed: {reason}") from error
+    return guarded()
+
+
+def _embed(inputs: BackendInputs) -> Embed:
+    return Embed(IndexCache(None, inputs.vectors).vector,
+                 len(next(iter(inputs.vectors.values()))))
+
+
+def run_one_backend(inputs: BackendInputs, name: str) -> tuple[list[ParityRow], PartialAudit]:
     """One backend replayed, in a private directory of its own; the parity rows at once, so
-    that no backend's contexts outlive its run."""
+    that no backend's contexts outlive its run. The remedies of a backend that cannot
+    fork are left to units of their own (run_one_remedy)."""
     load_plugins("backends")  # on a worker too: plugin backends register on import
     progress(f"backend {name}: {len(inputs.stores)} stores, {len(inputs.policies)} policies")
-    embed = Embed(IndexCache(None, inputs.vectors).vector,
-                  len(next(iter(inputs.vectors.values()))))
     workdir = private_dir(f"backend-{name}")  # 0700; removed however the run ends
     try:
-        with native_temp_inside(workdir):
-            backend_run = run_backend(name, BACKENDS[name], inputs.scenario, inputs.records,
-                                      inputs.policies, inputs.stores, embed,
-                                      IndexCache(None, inputs.vectors), workdir,
-                                      backend_files, ScanCache(), progress)
-    except (BackendUnavailableError, ImportError) as error:
-        raise ValueError(f"backend {name} cannot run here: {error}") from error
-    except Exception as error:
-        if not store_failed(BACKENDS[name], error):
-            raise
-        reason = str(error).strip().partition("\n")[0] or type(error).__name__
-        raise ValueError(f"backend {name} failed: {reason}") from error
+        with _failing(name), native_temp_inside(workdir):
+            result, partial = replay_backend(
+                name, BACKENDS[name], inputs.scenario, inputs.records, inputs.policies,
+                inputs.stores, _embed(inputs), IndexCache(None, inputs.vectors), workdir,
+                backend_files, inputs.scans, progress)
     finally:
         remove(workdir)  # the stores' files; each server removed its own directory
-    return (parity_rows(name, backend_run.result.outcomes, inputs.memory),
-            backend_run.audit())
+    return parity_rows(name, result.outcomes, inputs.memory), partial
+
+
+def run_one_remedy(inputs: BackendInputs, unit: FreshRemedy) -> tuple[list, CostRow]:
+    """One remedy of a backend that cannot fork, on a fresh replay of one store."""
+    load_plugins("backends")
+    progress(f"backend {unit.backend}: {unit.remedy} on {unit.store}, day {unit.end}")
+    workdir = private_dir(f"backend-{unit.backend}")
+    try:
+        with _failing(unit.backend), native_temp_inside(workdir):
+            return cure_fresh(BACKENDS[unit.backend], inputs.scenario, inputs.records,
+                              _embed(inputs), workdir, backend_files, inputs.scans, unit)
+    finally:
+        remove(workdir)
 
 
 @fails_cleanly
@@ -129,13 +164,20 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
     parity_out, rankings_out, at_rest_out, costs_out = [], [], [], []
     inputs = BackendInputs(built, tuple(fact_records), tuple(policies), tuple(stores),
                            vectors, memory)
-    # Backends are independent units (membench.execution): each on a worker of its own
-    # when there are several. Started from the end of the list (the default one ends with
-    # the longest: LanceDB and the servers), so the short ones fill in; results are taken
-    # in the list's order.
+    # Backends are independent units (membench.execution), then the fresh replays of the
+    # remedies of those that cannot fork (the servers'): each on a worker of its own when
+    # there are several. Started from the end of the list (the default one ends with the
+    # longest: LanceDB and the servers), so the short ones fill in; results are taken in
+    # the list's order.
     with executor("backends", len(names), progress) as units:
         runs = units.map(run_one_backend, inputs, names[::-1], label="backends")[::-1]
-    for backend_parity, backend_audit in runs:
+        pending = [unit for _, partial in runs for unit in partial.pending()]
+        fresh = dict(zip(pending, units.map(
+            run_one_remedy, inputs, pending, label="backend remedies",
+            name=lambda unit: f"{unit.backend} {unit.remedy} {unit.store}"),
+            strict=True)) if pending else {}
+    for backend_parity, partial in runs:
+        backend_audit = partial.completed(fresh)
         parity_out += backend_parity
         rankings_out += backend_audit.rankings
         at_rest_out += backend_audit.at_rest

@@ -81,6 +81,23 @@ def test_unconfigured_long_work_moves_the_units_after_the_first_to_a_local_clust
     assert sum(" done (" in line for line in lines) == 4
 
 
+def test_unconfigured_later_maps_of_a_block_run_every_unit_on_its_cluster(
+        no_cluster_configured, monkeypatch):
+    """Once a block has started its cluster, a later map (the backends stage's remedies)
+    sends every unit there, the first too: the cluster's start is paid already."""
+    monkeypatch.setattr(executor_module, "available_cores", lambda: 2)
+    monkeypatch.setattr(executor_module, "AUTO_CLUSTER_SECONDS", 0.5)
+    lines: list[str] = []
+    with executor("demo", 4, lines.append) as units:
+        units.map(timed_unit, 0.3, [4, 3, 2, 1], label="demo")
+        later = units.map(timed_unit, 0.01, [2, 1], label="later")
+        alone = units.map(timed_unit, 0.01, [5], label="alone")
+    assert [result[:2] for result in later] == [(2, 20), (1, 10)]
+    assert all(result[2] != os.getpid() for result in later)
+    assert "later: 2 units on a local Dask cluster of 2 worker(s)" in lines
+    assert alone[0][2] == os.getpid()  # one unit: no trip for it
+
+
 def test_unconfigured_work_scaled_by_the_units_sizes_stays_short(no_cluster_configured,
                                                                   monkeypatch):
     """The first unit is the big one: the other three, a tenth of it each, are short work

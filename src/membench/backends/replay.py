@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -325,36 +325,57 @@ def _forked(replay: Replay, store: str, base: StoreBackend, remedies: Sequence[s
 Cured = dict[str, tuple[list[AtRestRow], CostRow]]  # remedy -> rows after it, its cost
 
 
-def _remedied(audited: Replay, store: str, end: int) -> Cured:
-    """Every remedy of the backend on the store at the end of a scenario (day `end`),
-    each as on a fresh replay of that scenario.
+def fresh_replay(name: str, backend_class: type[StoreBackend], scenario: Scenario,
+                 records: Sequence[FactRecord], store: str, embed: Embed, workdir: Path,
+                 files: Files, cache: ScanCache, remedy: str, end: int) -> Replay:
+    """A replay without reads of one store, opened for `remedy`, from the start of the
+    scenario ending on day `end` to that day."""
+    replay = Replay(name, backend_class, scenario, records, [store], embed, workdir, files,
+                    remedy, cache, start_day=scenario.first_day(end) - 1)
+    try:
+        replay.advance_to(end)
+    except BaseException:
+        replay.close()
+        raise
+    return replay
 
-    A backend that forks starts its remedies from copies of one replay per opening: the
-    audited replay itself when reads write nothing and it is still open on that day,
-    else a replay without reads. Otherwise each remedy has its own replay, cured in place."""
+
+@dataclass(frozen=True)
+class FreshRemedy:
+    """A remedy of a backend that cannot fork, on its own fresh replay of a store that
+    deleted in the scenario ending on day `end`: a unit independent of every other."""
+
+    backend: str
+    end: int
+    store: str
+    remedy: str
+
+
+def cure_fresh(backend_class: type[StoreBackend], scenario: Scenario,
+               records: Sequence[FactRecord], embed: Embed, workdir: Path, files: Files,
+               cache: ScanCache, unit: FreshRemedy) -> tuple[list[AtRestRow], CostRow]:
+    """The remedy's at-rest rows and cost, on a replay of its own, cured in place."""
+    replay = fresh_replay(unit.backend, backend_class, scenario, records, unit.store, embed,
+                          workdir, files, cache, unit.remedy, unit.end)
+    try:
+        return _cure(replay, unit.store, replay.stores[unit.store].backend, unit.remedy)
+    finally:
+        replay.close()
+
+
+def _remedied(audited: Replay, store: str, end: int) -> Cured:
+    """Every remedy of a backend that forks on the store at the end of a scenario (day
+    `end`), each as on a fresh replay of that scenario: from copies of one replay per
+    opening, the audited replay itself when reads write nothing and it is still open on
+    that day, else a replay without reads."""
     backend_class = audited.backend_class
-    start = audited.scenario.first_day(end) - 1
 
     def fresh(remedy: str) -> Replay:
-        replay = Replay(audited.name, backend_class, audited.scenario, audited.records,
-                        [store], audited.embed, audited.workdir, audited.files, remedy,
-                        audited.cache, start_day=start)
-        try:
-            replay.advance_to(end)
-        except BaseException:
-            replay.close()
-            raise
-        return replay
+        return fresh_replay(audited.name, backend_class, audited.scenario, audited.records,
+                            store, audited.embed, audited.workdir, audited.files,
+                            audited.cache, remedy, end)
 
     cured: Cured = {}
-    if not backend_class.forks:
-        for remedy in backend_class.remedies:
-            replay = fresh(remedy)
-            try:
-                cured[remedy] = _cure(replay, store, replay.stores[store].backend, remedy)
-            finally:
-                replay.close()
-        return cured
     groups: dict[object, list[str]] = {}
     for remedy in backend_class.remedies:
         groups.setdefault(backend_class.opening(remedy), []).append(remedy)
@@ -373,13 +394,47 @@ def _remedied(audited: Replay, store: str, end: int) -> Cured:
     return cured
 
 
-def run_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario,
-                records: Sequence[FactRecord], policies: Sequence[Policy],
-                stores: Sequence[str], embed: Embed, vectors: IndexCache, workdir: Path,
-                files: Files, cache: ScanCache | None = None,
-                progress: Progress | None = None) -> BackendRun:
-    """The policies on the backend (no remedy, scanned on every audit day), then each
-    remedy, as on a fresh replay of every store that deleted, at its scenario's end."""
+@dataclass(frozen=True)
+class PartialAudit:
+    """A backend's audit before the remedies of a backend that cannot fork: those are
+    `pending()` units (FreshRemedy), run wherever they like, then `completed()`."""
+
+    name: str
+    remedies: tuple[str, ...]
+    forks: bool
+    rankings: tuple[RankingRow, ...]
+    at_rest: tuple[AtRestRow, ...]  # the replay's own scans
+    deleting: tuple[tuple[int, str], ...]  # (scenario's last day, store) that deleted
+    cured: dict[tuple[int, str], Cured]  # the forks' remedies, run with the replay
+
+    def pending(self) -> list[FreshRemedy]:
+        if self.forks:
+            return []
+        return [FreshRemedy(self.name, end, store, remedy)
+                for end, store in self.deleting for remedy in self.remedies]
+
+    def completed(self, fresh: Mapping[FreshRemedy, tuple[list[AtRestRow], CostRow]]
+                  ) -> BackendAudit:
+        """The whole audit: rows and costs by remedy, then by scenario and store."""
+        at_rest, costs = list(self.at_rest), []
+        for remedy in self.remedies:
+            for end, store in self.deleting:
+                if self.forks:
+                    rows, cost = self.cured[(end, store)][remedy]
+                else:
+                    rows, cost = fresh[FreshRemedy(self.name, end, store, remedy)]
+                at_rest += rows
+                costs.append(cost)
+        return BackendAudit(self.rankings, tuple(at_rest), tuple(costs))
+
+
+def replay_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario,
+                   records: Sequence[FactRecord], policies: Sequence[Policy],
+                   stores: Sequence[str], embed: Embed, vectors: IndexCache, workdir: Path,
+                   files: Files, cache: ScanCache | None = None,
+                   progress: Progress | None = None) -> tuple[BenchResult, PartialAudit]:
+    """The policies on the backend (no remedy, scanned on every audit day), and the
+    remedies of a backend that forks; those of one that cannot are left pending."""
     def said(message: str) -> None:
         if progress:
             progress(f"backend {name}: {message}")
@@ -393,20 +448,34 @@ def run_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario
         said(f"replayed to day {replay.day} of {scenario.sessions}; the audit to the end")
         replay.advance_to(scenario.sessions, backend_audit_days(scenario))
         said(f"remedies {', '.join(backend_class.remedies) or '(none)'}")
-        at_rest = list(replay.at_rest)
+        at_rest = tuple(replay.at_rest)
         deleting = replay.finish()
         if backend_class.forks and not backend_class.reads_write:  # forks of this replay
             cured = {(end, store): _remedied(replay, store, end) for end, store in deleting
                      if end == replay.day}
     finally:
         replay.close()
-    for end, store in deleting:
-        if (end, store) not in cured:
-            cured[(end, store)] = _remedied(replay, store, end)
-    costs: list[CostRow] = []
-    for remedy in backend_class.remedies:
+    if backend_class.forks:
         for end, store in deleting:
-            rows, cost = cured[(end, store)][remedy]
-            at_rest += rows
-            costs.append(cost)
-    return BackendRun(tuple(replay.rankings.values()), tuple(at_rest), tuple(costs), result)
+            if (end, store) not in cured:
+                cured[(end, store)] = _remedied(replay, store, end)
+    return result, PartialAudit(name, backend_class.remedies, backend_class.forks,
+                                tuple(replay.rankings.values()), at_rest, tuple(deleting),
+                                cured)
+
+
+def run_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario,
+                records: Sequence[FactRecord], policies: Sequence[Policy],
+                stores: Sequence[str], embed: Embed, vectors: IndexCache, workdir: Path,
+                files: Files, cache: ScanCache | None = None,
+                progress: Progress | None = None) -> BackendRun:
+    """The policies on the backend (no remedy, scanned on every audit day), then each
+    remedy, as on a fresh replay of every store that deleted, at its scenario's end; all
+    in this process (the backends stage runs the fresh remedies as units of their own)."""
+    result, partial = replay_backend(name, backend_class, scenario, records, policies,
+                                     stores, embed, vectors, workdir, files, cache, progress)
+    cache = cache or ScanCache()
+    fresh = {unit: cure_fresh(backend_class, scenario, records, embed, workdir, files,
+                              cache, unit) for unit in partial.pending()}
+    audit = partial.completed(fresh)
+    return BackendRun(audit.rankings, audit.at_rest, audit.costs, result)

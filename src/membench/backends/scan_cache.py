@@ -60,6 +60,10 @@ class ScanCache:
         self._windows: dict[bytes, tuple[int, dict[int, list[int]]]] = {}
         self._local = threading.local()  # each thread's prepared needles and piece tables
 
+    def __reduce__(self):
+        """A cache travels empty (to a worker, with a stage's inputs): it is only a cache."""
+        return ScanCache, ()
+
     def _piece_number(self, piece: bytes) -> int:
         with self._numbering:
             if piece not in self._number:

@@ -222,9 +222,10 @@ class OnDask:
 
 
 # Nothing configured: the units after the first go to a private cluster when, timed by the
-# first, they would take at least this long here. Below it a cluster's start (a few
-# seconds, more on a loaded machine) and the inputs' trip to each worker eat the gain.
-AUTO_CLUSTER_SECONDS = 120.0
+# first, they would take at least this long here. Below it a cluster's start (1.3 s on an
+# idle 2-core machine, more on a loaded one), each worker's imports and the inputs' trip to
+# each worker eat the gain.
+AUTO_CLUSTER_SECONDS = 30.0
 
 
 class Automatic:
@@ -232,7 +233,8 @@ class Automatic:
     at that pace, they are short work (scaled by `sizes`, the units' relative costs, when
     the stage knows them: else all alike) or the machine has one core, else on a private
     LocalCluster of one worker per core (at most one per unit), started then and stopped
-    when the stage's block ends."""
+    when the stage's block ends. Once started, the block's later maps run every unit
+    there."""
 
     placement = Placement(automatic=True)
 
@@ -247,6 +249,12 @@ class Automatic:
         progress = progress or _Progress(label, sizes, self.say)
         if not units:
             return []
+        if self.started is not None and len(units) > 1:
+            client, placement = self.started
+            self.say(f"{label}: {len(units)} units on {placement.describe()}")
+            return OnDask(client, placement, self.say).map(
+                function, shared, units, label=label, name=name, sizes=sizes,
+                progress=progress)
         start = time.monotonic()
         results = [function(shared, units[0])]
         first = time.monotonic() - start
