@@ -216,6 +216,27 @@ def test_a_users_dataset_replaces_an_earlier_one_whole_or_not_at_all(user_rows, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["users"]
 
 
+@pytest.mark.parametrize("earlier", ["file", "dataset"])
+def test_a_dataset_replaces_a_file_and_a_file_a_dataset_leaving_nothing_aside(
+        user_rows, tmp_path, earlier):
+    """A single file where the dataset now goes (an earlier release's layout), or a dataset
+    where a file now goes: replaced whole, nothing of the old one left beside it."""
+    table = user_outcomes_table(user_rows)
+    root = tmp_path / "users"
+    if earlier == "file":
+        root.write_bytes(b"an earlier release's single file")
+        with staged_outputs() as outputs:
+            outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions([table], 1))
+        assert root.is_dir() and any(root.rglob("*.parquet"))
+    else:
+        with staged_outputs() as outputs:
+            outputs.dataset(root, USER_OUTCOMES_FILE_SCHEMA, user_partitions([table], 1))
+        with staged_outputs() as outputs:
+            outputs.parquet(root, table)
+        assert pq.read_table(root).num_rows == table.num_rows
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["users"]
+
+
 def test_an_empty_users_dataset_is_no_summary_and_a_foreign_one_an_error(tmp_path):
     root = tmp_path / "users"
     with staged_outputs() as outputs:

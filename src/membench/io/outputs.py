@@ -163,15 +163,24 @@ def staged_outputs() -> Iterator[StagedOutputs]:
 
 
 def _replace(temporary: Path, final: Path) -> None:
-    """os.replace, also for a directory over an earlier run's (rename cannot replace a
-    directory that holds files): the old one is moved aside, then removed."""
-    if not (temporary.is_dir() and final.exists()):
+    """os.replace, also where a directory replaces or is replaced (rename cannot replace a
+    directory that holds files, nor a file by a directory or the other way round, as when
+    an earlier release wrote a single file where a dataset now goes): the old one is moved
+    aside, then removed, file or directory."""
+    if not (final.exists() and (temporary.is_dir() or final.is_dir())):
         os.replace(temporary, final)
         return
     old = final.with_name(f".{final.name}.old")
     track_file(old.absolute())  # removed by the reaper if SIGKILL cuts in
-    shutil.rmtree(old, ignore_errors=True)
+    _discard(old)
     os.replace(final, old)
     os.replace(temporary, final)
-    shutil.rmtree(old, ignore_errors=True)
+    _discard(old)
     untrack_file(old.absolute())
+
+
+def _discard(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
