@@ -98,19 +98,46 @@ def test_unconfigured_later_maps_of_a_block_run_every_unit_on_its_cluster(
     assert alone[0][2] == os.getpid()  # one unit: no trip for it
 
 
+def sized_unit(seconds_per_size: float, size: int) -> tuple[int, int]:
+    """Takes `size` times `seconds_per_size`; says which process ran it."""
+    time.sleep(seconds_per_size * size)
+    return size, os.getpid()
+
+
 def test_unconfigured_work_scaled_by_the_units_sizes_stays_short(no_cluster_configured,
                                                                   monkeypatch):
-    """The first unit is the big one: the other three, a tenth of it each, are short work
-    at its pace (alike, they would have been long)."""
+    """The smallest unit is timed, and the work scaled by the sizes is short: the big
+    first unit and the rest run here too (alike, they would have been long)."""
     monkeypatch.setattr(executor_module, "available_cores", lambda: 2)
     monkeypatch.setattr(executor_module, "AUTO_CLUSTER_SECONDS", 0.5)
     lines: list[str] = []
     with executor("demo", 4, lines.append) as units:
-        results = units.map(timed_unit, 0.3, [4, 3, 2, 1], label="demo",
+        results = units.map(sized_unit, 0.02, [10, 1, 1, 1], label="demo",
                             sizes=[10, 1, 1, 1])
         assert units.started is None
-    assert {result[2] for result in results} == {os.getpid()}
+    assert results == [(10, os.getpid()), (1, os.getpid()), (1, os.getpid()),
+                       (1, os.getpid())]
     assert not any("Dask" in line for line in lines), lines
+    assert lines[0].startswith("demo: 1/4 done (1)")  # the smallest, timed first
+
+
+def test_unconfigured_long_work_times_the_smallest_unit_and_starts_the_big_one_on_a_worker(
+        no_cluster_configured, monkeypatch):
+    """A stage whose first unit is its biggest (the users stage's shared stores) learns
+    its pace from the smallest; the big one then runs on a worker beside the others, and
+    the results keep the units' order."""
+    monkeypatch.setattr(executor_module, "available_cores", lambda: 2)
+    monkeypatch.setattr(executor_module, "AUTO_CLUSTER_SECONDS", 0.5)
+    lines: list[str] = []
+    with executor("demo", 4, lines.append) as units:
+        results = units.map(sized_unit, 0.1, [10, 2, 1, 3], label="demo",
+                            sizes=[10, 2, 1, 3])
+    assert [size for size, _ in results] == [10, 2, 1, 3]
+    assert results[2][1] == os.getpid()  # the smallest, timed here
+    assert all(pid != os.getpid() for i, (_, pid) in enumerate(results) if i != 2)
+    assert any(line.startswith("demo: the smallest unit (1) took ") and
+               line.endswith(" here; the other 3 on a local Dask cluster of 2 worker(s)")
+               for line in lines), lines
 
 
 def started_at(_: None, unit: int) -> tuple[int, int]:

@@ -229,12 +229,12 @@ AUTO_CLUSTER_SECONDS = 30.0
 
 
 class Automatic:
-    """Nothing configured: the first unit in this process, timed; the rest here too when,
-    at that pace, they are short work (scaled by `sizes`, the units' relative costs, when
-    the stage knows them: else all alike) or the machine has one core, else on a private
-    LocalCluster of one worker per core (at most one per unit), started then and stopped
-    when the stage's block ends. Once started, the block's later maps run every unit
-    there."""
+    """Nothing configured: one unit in this process, timed (the first, or the smallest when
+    the stage gives `sizes`, the units' relative costs); the rest here too when, at that
+    pace scaled by the sizes (else all alike), they are short work or the machine has
+    one core, else on a private LocalCluster of one worker per core (at most one per
+    unit), started then and stopped when the stage's block ends. Once started, the
+    block's later maps run every unit there."""
 
     placement = Placement(automatic=True)
 
@@ -255,28 +255,42 @@ class Automatic:
             return OnDask(client, placement, self.say).map(
                 function, shared, units, label=label, name=name, sizes=sizes,
                 progress=progress)
+        timed = _timed_unit(sizes)
         start = time.monotonic()
-        results = [function(shared, units[0])]
+        timed_result = function(shared, units[timed])
         first = time.monotonic() - start
-        estimate = first * sum(sizes[1:]) / sizes[0] if sizes[0] else float("inf")
-        progress.finished(name(units[0]), sizes[0])
-        rest = units[1:]
+        others = [i for i in range(len(units)) if i != timed]
+        rest, rest_sizes = [units[i] for i in others], [sizes[i] for i in others]
+        estimate = first * sum(rest_sizes) / sizes[timed] if sizes[timed] else float("inf")
+        progress.finished(name(units[timed]), sizes[timed])
         workers = min(self.cores, len(rest))
         if workers < 2 or estimate < AUTO_CLUSTER_SECONDS:
-            return results + InProcess(self.say).map(function, shared, rest, label=label,
-                                                     name=name, sizes=sizes[1:],
-                                                     progress=progress)
-        if self.started is None:
-            from membench.execution.local import local_client
+            results = InProcess(self.say).map(function, shared, rest, label=label, name=name,
+                                              sizes=rest_sizes, progress=progress)
+        else:
+            if self.started is None:
+                from membench.execution.local import local_client
 
-            placement = Placement(workers=workers)
-            self.started = (self.clusters.enter_context(local_client(workers)), placement)
-        client, placement = self.started
-        self.say(f"{label}: the first unit took {_duration(first)} here; the other "
-                 f"{len(rest)} on {placement.describe()}")
-        return results + OnDask(client, placement, self.say).map(
-            function, shared, rest, label=label, name=name, sizes=sizes[1:],
-            progress=progress)
+                placement = Placement(workers=workers)
+                self.started = (self.clusters.enter_context(local_client(workers)),
+                                placement)
+            client, placement = self.started
+            which = ("the first unit" if timed == 0 else
+                     f"the smallest unit ({name(units[timed])})")
+            self.say(f"{label}: {which} took {_duration(first)} here; the other "
+                     f"{len(rest)} on {placement.describe()}")
+            results = OnDask(client, placement, self.say).map(
+                function, shared, rest, label=label, name=name, sizes=rest_sizes,
+                progress=progress)
+        return results[:timed] + [timed_result] + results[timed:]
+
+
+def _timed_unit(sizes: Sequence[float]) -> int:
+    """The unit timed in the stage's process: the smallest that has a size (the first of
+    equals), so that a stage with a few big units (the users stage's shared stores) learns
+    its pace in the time of a small one, and its big ones start on workers side by side."""
+    sized = [i for i, size in enumerate(sizes) if size > 0]
+    return min(sized, key=lambda i: sizes[i]) if sized else 0
 
 
 @contextlib.contextmanager
