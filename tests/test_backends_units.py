@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from interrupt_helpers import build_inputs, make_workspace, private_tmp, processes_naming, run_stage
 
 OUTPUTS = ("data/backend_parity.parquet", "data/backend_rankings.parquet",
