@@ -24,10 +24,12 @@ placements, not machines).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -145,13 +147,21 @@ def main() -> None:
             with tempfile.TemporaryDirectory(prefix="executor-bench-") as directory:
                 out = Path(directory)
                 wall, peak = run_stage(name, stages[name], args.params.resolve(), workers, out)
-                written.append({p.name: p.read_bytes() for p in sorted(out.iterdir())
-                                if p.name not in MACHINE_DEPENDENT})
+                print(f"{name}, MEMBENCH_WORKERS={workers}: {wall:.1f} s, "
+                      f"{peak / 1024:.0f} MiB", file=sys.stderr, flush=True)
+                written.append(_digests(out))
             walls.append(wall)
             cells.append(f"{wall:.1f} s, {peak / 1024:.0f} MiB")
         same = all(w == written[0] for w in written)
         print(f"| {name} | {' | '.join(cells)} | {walls[-2 if len(walls) > 1 else -1] / walls[-1]:.2f}x"
               f"{'' if same else ' (OUTPUTS DIFFER)'} |", flush=True)
+
+
+def _digests(out: Path) -> dict[str, str]:
+    """Every output file's SHA-256 by its path under `out` (a dataset is a directory)."""
+    return {path.relative_to(out).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(out.rglob("*"))
+            if path.is_file() and path.name not in MACHINE_DEPENDENT}
 
 
 if __name__ == "__main__":
