@@ -7,6 +7,7 @@ and stop it when done; a backend that cannot run here fails the stage with its r
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -92,20 +93,18 @@ class BackendInputs:
     scans: ScanCache = field(default_factory=ScanCache, compare=False)
 
 
-def _failing(name: str):
+@contextmanager
+def _failing(name: str) -> Iterator[None]:
     """A backend's run, its failures said in one line naming it."""
-    @contextmanager
-    def guarded():
-        try:
-            yield
-        except (BackendUnavailableError, ImportError) as error:
-            raise ValueError(f"backend {name} cannot run here: {error}") from error
-        except Exception as error:
-            if not store_failed(BACKENDS[name], error):
-                raise
-            reason = str(error).strip().partition("\n")[0] or type(error).__name__
-            raise ValueError(f"backend {name} failed: {reason}") from error
-    return guarded()
+    try:
+        yield
+    except (BackendUnavailableError, ImportError) as error:
+        raise ValueError(f"backend {name} cannot run here: {error}") from error
+    except Exception as error:
+        if not store_failed(BACKENDS[name], error):
+            raise
+        reason = str(error).strip().partition("\n")[0] or type(error).__name__
+        raise ValueError(f"backend {name} failed: {reason}") from error
 
 
 def _embed(inputs: BackendInputs) -> Embed:

@@ -472,9 +472,9 @@ def run_backend(name: str, backend_class: type[StoreBackend], scenario: Scenario
     """The policies on the backend (no remedy, scanned on every audit day), then each
     remedy, as on a fresh replay of every store that deleted, at its scenario's end; all
     in this process (the backends stage runs the fresh remedies as units of their own)."""
+    cache = cache or ScanCache()  # the replay's and the fresh remedies' scans share it
     result, partial = replay_backend(name, backend_class, scenario, records, policies,
                                      stores, embed, vectors, workdir, files, cache, progress)
-    cache = cache or ScanCache()
     fresh = {unit: cure_fresh(backend_class, scenario, records, embed, workdir, files,
                               cache, unit) for unit in partial.pending()}
     audit = partial.completed(fresh)
