@@ -65,9 +65,8 @@ def _write_private_file(path: Path, text: str) -> None:
         file.write(text)
 
 
-def _tell_reaper(line: str) -> None:
-    """One line to the watchdog, started on first use in each process; a single write
-    below PIPE_BUF is atomic, so threads can share the pipe."""
+def _start_reaper() -> None:
+    """The watchdog of this process, started on first use."""
     global _reaper, _reaper_fd, _reaper_owner
     with _lock:
         if _reaper_fd is None or _reaper_owner != os.getpid():
@@ -75,6 +74,13 @@ def _tell_reaper(line: str) -> None:
                 [sys.executable, "-m", "membench.cleanup.reaper"], stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, start_new_session=True)
             _reaper_fd, _reaper_owner = _reaper.stdin.fileno(), os.getpid()
+
+
+def _tell_reaper(line: str) -> None:
+    """One line to the watchdog; a single write below PIPE_BUF is atomic, so threads can
+    share the pipe."""
+    with _lock:
+        _start_reaper()
         try:
             os.write(_reaper_fd, line.encode("utf-8", "surrogateescape"))
         except OSError:
@@ -134,6 +140,10 @@ def _hook_exit() -> None:
 def private_dir(kind: str, parent: Path | None = None) -> Path:
     """A new directory `membench-<kind>-*` (mode 0700) with its owner file, removed at the
     latest when this process ends."""
+    # The reaper started first: between the directory's making and the reaper hearing of
+    # it, a SIGKILL then has one write to cut in, not a process's start (a killed stage's
+    # Dask worker left its first directory behind).
+    _start_reaper()
     with deferred():  # made and registered, or neither
         path = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{kind}-", dir=parent))
         os.chmod(path, 0o700)
