@@ -94,10 +94,13 @@ class BackendInputs:
 
 
 @contextmanager
-def _failing(name: str) -> Iterator[None]:
-    """A backend's run, its failures said in one line naming it."""
+def _backend_workdir(name: str) -> Iterator[Path]:
+    """A private directory (0700) for one backend's unit, removed however it ends (the
+    stores' files; each server removes its own); its failures said in one line naming it."""
+    workdir = private_dir(f"backend-{name}")
     try:
-        yield
+        with native_temp_inside(workdir):
+            yield workdir
     except (BackendUnavailableError, ImportError) as error:
         raise ValueError(f"backend {name} cannot run here: {error}") from error
     except Exception as error:
@@ -105,6 +108,8 @@ def _failing(name: str) -> Iterator[None]:
             raise
         reason = str(error).strip().partition("\n")[0] or type(error).__name__
         raise ValueError(f"backend {name} failed: {reason}") from error
+    finally:
+        remove(workdir)
 
 
 def _embed(inputs: BackendInputs) -> Embed:
@@ -118,15 +123,11 @@ def run_one_backend(inputs: BackendInputs, name: str) -> tuple[list[ParityRow], 
     fork are left to units of their own (run_one_remedy)."""
     load_plugins("backends")  # on a worker too: plugin backends register on import
     progress(f"backend {name}: {len(inputs.stores)} stores, {len(inputs.policies)} policies")
-    workdir = private_dir(f"backend-{name}")  # 0700; removed however the run ends
-    try:
-        with _failing(name), native_temp_inside(workdir):
-            result, partial = replay_backend(
-                name, BACKENDS[name], inputs.scenario, inputs.records, inputs.policies,
-                inputs.stores, _embed(inputs), IndexCache(None, inputs.vectors), workdir,
-                backend_files, inputs.scans, progress)
-    finally:
-        remove(workdir)  # the stores' files; each server removed its own directory
+    with _backend_workdir(name) as workdir:
+        result, partial = replay_backend(
+            name, BACKENDS[name], inputs.scenario, inputs.records, inputs.policies,
+            inputs.stores, _embed(inputs), IndexCache(None, inputs.vectors), workdir,
+            backend_files, inputs.scans, progress)
     return parity_rows(name, result.outcomes, inputs.memory), partial
 
 
@@ -134,13 +135,9 @@ def run_one_remedy(inputs: BackendInputs, unit: FreshRemedy) -> tuple[list, Cost
     """One remedy of a backend that cannot fork, on a fresh replay of one store."""
     load_plugins("backends")
     progress(f"backend {unit.backend}: {unit.remedy} on {unit.store}, day {unit.end}")
-    workdir = private_dir(f"backend-{unit.backend}")
-    try:
-        with _failing(unit.backend), native_temp_inside(workdir):
-            return cure_fresh(BACKENDS[unit.backend], inputs.scenario, inputs.records,
-                              _embed(inputs), workdir, backend_files, inputs.scans, unit)
-    finally:
-        remove(workdir)
+    with _backend_workdir(unit.backend) as workdir:
+        return cure_fresh(BACKENDS[unit.backend], inputs.scenario, inputs.records,
+                          _embed(inputs), workdir, backend_files, inputs.scans, unit)
 
 
 @fails_cleanly

@@ -221,8 +221,8 @@ class OnDask:
                 self.client.run(_forget_inputs, run, wait=False)
 
 
-# Nothing configured: the units after the first go to a private cluster when, timed by the
-# first, they would take at least this long here. Below it a cluster's start (1.3 s on an
+# Nothing configured: the units besides the timed one go to a private cluster when, at its
+# pace, they would take at least this long here. Below it a cluster's start (1.3 s on an
 # idle 2-core machine, more on a loaded one), each worker's imports and the inputs' trip to
 # each worker eat the gain.
 AUTO_CLUSTER_SECONDS = 30.0
