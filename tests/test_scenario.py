@@ -105,3 +105,23 @@ def test_spec_rejects_unknown_fields_and_bad_values():
         parse_scenario_spec(bad_day)
     with pytest.raises(ScenarioSpecError, match="distractors"):
         parse_scenario_spec({**base, "distractors": ["Is it X1?"]})
+
+
+def _through_by_filter(scenario, day):
+    first = scenario.first_day(day)
+    return tuple(e for e in scenario.exchanges if first <= e.day <= day)
+
+
+def test_exchanges_through_is_each_days_filter_in_or_out_of_day_order(spec):
+    import pickle
+    from dataclasses import replace
+
+    s = build_scenario(spec, CORPUS, shape())
+    joined = replace(s, segments=(("a", 1, 12), ("b", 13, 30)))
+    shuffled = replace(s, exchanges=s.exchanges[::-1])  # out of day order: no bisection
+    for scenario in (s, joined, shuffled):
+        before = pickle.dumps(scenario)
+        for day in range(0, 32):
+            assert scenario.exchanges_through(day) == _through_by_filter(scenario, day)
+        assert pickle.dumps(scenario) == before  # the days' cache does not travel
+        assert pickle.loads(before).exchanges_through(30) == _through_by_filter(scenario, 30)

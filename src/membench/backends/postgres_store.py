@@ -39,7 +39,8 @@ VACUUM, VACUUM_FULL, WAL = "vacuum", "vacuum_full", "vacuum_full+checkpoint+wal_
 
 def pg_vector(vector: np.ndarray) -> str:
     """pgvector's text form; float32 values print exactly (repr round-trips)."""
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+    values = np.asarray(vector, dtype=np.float32).astype(np.float64).tolist()
+    return "[" + ",".join(map(repr, values)) + "]"
 
 
 def tsquery(question: str) -> str | None:

@@ -83,7 +83,10 @@ class _StoreReplay:
     sources: dict[int, int] = field(default_factory=dict)
 
     def _keyed(self, documents: Sequence[Document]) -> dict[int, str]:
-        keyed: dict[int, str] = {}
+        keyed = {document.source: document.text for document in documents}
+        if len(keyed) == len(documents):  # one document per exchange: the keys are theirs
+            return keyed
+        keyed = {}
         occurrences: dict[int, int] = {}
         for document in documents:
             n = occurrences[document.source] = occurrences.get(document.source, -1) + 1
@@ -100,15 +103,18 @@ class _StoreReplay:
 
     def advance(self, memory: Memory) -> None:
         wanted = self._keyed(STORES[self.store].build(memory))
-        for key in sorted(set(self.current) - set(wanted)):
+        current = self.current
+        for key in sorted(current.keys() - wanted.keys()):
             self.backend.delete(key)
             self.deleted = True
-        for key in sorted(wanted):
-            if self.current.get(key) != wanted[key]:
-                self.backend.upsert(key, wanted[key])
-                if wanted[key] not in self.seen:
-                    self.seen[wanted[key]] = None
-                    self.stated.add(wanted[key])
+        # Only the day's new and changed rows are written, in key order (a store of a
+        # thousand days holds thousands of rows a day that did not change).
+        for key in sorted(key for key, text in wanted.items() if current.get(key) != text):
+            text = wanted[key]
+            self.backend.upsert(key, text)
+            if text not in self.seen:
+                self.seen[text] = None
+                self.stated.add(text)
         self.current = wanted
 
 

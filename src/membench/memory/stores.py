@@ -116,8 +116,8 @@ def _transcript(memory: Memory) -> list[Document]:
 def _transcript_redacted(memory: Memory) -> list[Document]:
     """Every exchange the extractor tied to a deleted fact is gone, the request included."""
     gone = deleted_keys(memory.records)
-    return [Document(e.index, e.line()) for e in memory.exchanges
-            if memory._extracted.get(e.index) not in gone]
+    removed = {index for index, key in memory._extracted.items() if key in gone}
+    return [Document(e.index, e.line()) for e in memory.exchanges if e.index not in removed]
 
 
 @register_store("transcript_unextracted")

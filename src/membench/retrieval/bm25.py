@@ -239,7 +239,8 @@ class Bm25Index:
             # Each pool document's positions here: low[i], low[i] + 1, ... (listed[i] of them).
             starts = np.repeat(low - (np.cumsum(listed) - listed), listed)
             at = self._by_pool_id[starts + np.arange(total)]
-            self._postings[word_id] = at, np.repeat(counts, listed).astype(np.int64)
+            # counts as the pool keeps them (int32): kept for every word asked, the same floats
+            self._postings[word_id] = at, np.repeat(counts, listed)
         return self._postings[word_id]
 
     def _query_words(self, query: str) -> list[int]:
@@ -335,7 +336,7 @@ class Bm25Index:
         return self._local[word_id]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # kept by the thousand per index (_ranked, _base)
 class Ranked:
     position: int
     grid: int  # score on the grid

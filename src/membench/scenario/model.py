@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from enum import Enum
 
@@ -140,7 +141,26 @@ class Scenario:
 
     def exchanges_through(self, day: int) -> tuple[Exchange, ...]:
         first = self.first_day(day)
-        return tuple(e for e in self.exchanges if first <= e.day <= day)
+        days = self._exchange_days()
+        if days is None:
+            return tuple(e for e in self.exchanges if first <= e.day <= day)
+        return self.exchanges[bisect_left(days, first):bisect_right(days, day)]
+
+    def _exchange_days(self) -> list[int] | None:
+        """The exchanges' days when they are in day order (then a day's slice is two
+        bisections: a replay asks for every day of a thousand-day story), else None.
+        Kept like Exchange.line's string: a cache, not a field."""
+        try:
+            return self.__dict__["_days"]
+        except KeyError:
+            days = [e.day for e in self.exchanges]
+            kept = days if all(a <= b for a, b in zip(days, days[1:])) else None
+            object.__setattr__(self, "_days", kept)
+            return kept
+
+    def __getstate__(self) -> dict:
+        """Pickled without the cache: the same bytes before and after a day is asked for."""
+        return {k: v for k, v in self.__dict__.items() if k != "_days"}
 
     @property
     def probe_days(self) -> tuple[int, ...]:

@@ -39,6 +39,7 @@ NAMESPACED, SHARED = "namespaced", "shared"
 # question of a day); shorter ones (retrieved top-k) are scanned each time.
 LONG_INJECTION = 64
 MODES = (NAMESPACED, SHARED)
+_NOTHING: frozenset[str] = frozenset()
 
 Extractor = Callable[[Scenario], list[FactRecord]]
 Vectors = Mapping[str, np.ndarray]  # text SHA-256 -> embedding
@@ -136,7 +137,9 @@ class LeakClassifier:
         for line in lines:
             if line not in self._per_line:
                 values = self._finder.values
-                self._per_line[line] = frozenset(values[i] for i in self._finder.found(line))
+                held = frozenset(values[i] for i in self._finder.found(line))
+                # most lines hold no value: one empty set for them all, not one each
+                self._per_line[line] = held or _NOTHING
             found |= self._per_line[line]
         sole: dict[str, set[str]] = {}
         shared = []
