@@ -299,9 +299,7 @@ class Bm25Index:
         score = np.zeros(len(local.positions))
         for word_id in words:
             i, j = local.bounds.get(word_id, (0, 0))
-            at, f = local.documents[i:j], local.counts[i:j]
-            score[at] += float(self._idf[word_id]) * (
-                f * (K1 + 1) / (f + self._norm[local.positions[at]]))
+            score[local.documents[i:j]] += float(self._idf[word_id]) * local.ratios[i:j]
         held = [Ranked(int(local.positions[r.position]), r.grid, r.above_zero)
                 for r in _best(score, k)]
         rest = tuple(w for w in words if w != first)
@@ -331,8 +329,11 @@ class Bm25Index:
             edges = np.flatnonzero(np.diff(grouped)) + 1
             starts, ends = np.concatenate(([0], edges)), np.concatenate((edges, [len(grouped)]))
             bounds = dict(zip(grouped[starts].tolist(), zip(starts.tolist(), ends.tolist())))
-            self._local[word_id] = _Holders(positions, bounds, documents[by_word],
-                                            counts[by_word].astype(np.int64))
+            documents, f = documents[by_word], counts[by_word]
+            # each posting's term ratio, as _scores_of computes it: made once for every
+            # question the word's holders answer (a user's probes, all policies)
+            ratios = f * (K1 + 1) / (f + self._norm[positions[documents]])
+            self._local[word_id] = _Holders(positions, bounds, documents, ratios)
         return self._local[word_id]
 
 
@@ -348,7 +349,7 @@ class _Holders:
     positions: np.ndarray  # sorted positions of the documents holding a word
     bounds: dict[int, tuple[int, int]]  # word id -> its postings' slice below
     documents: np.ndarray  # index into positions of each posting, by word
-    counts: np.ndarray
+    ratios: np.ndarray  # each posting's f (k1 + 1) / (f + k1 (1 - b + b dl / avgdl))
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:

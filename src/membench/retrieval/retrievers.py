@@ -27,7 +27,7 @@ ANALYZERS = {PLAIN: tokens, STEMMED: stemmed_tokens}
 RRF_K = 60
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a store of a thousand days holds 100,000s
 class Document:
     source: int  # index of the exchange the text came from
     text: str
