@@ -320,6 +320,15 @@ def test_multiseed_writes_the_same_bytes_in_process_and_on_one_worker(workspace,
     assert written[0] == written[1]
 
 
+def _holds(root: Path, pattern: str) -> bool:
+    """Whether a path under root matches. The stage makes and removes directories while
+    the walk runs: one gone mid-walk means "not yet", not an error."""
+    try:
+        return any(root.rglob(pattern))
+    except FileNotFoundError:
+        return False
+
+
 def _multiseed_workers(workspace: Path, tmp: Path) -> tuple[subprocess.Popen, list[int]]:
     """The stage on a private cluster of two workers, once both run a seed."""
     process = subprocess.Popen(stage_command("multiseed"), cwd=workspace,
@@ -331,8 +340,7 @@ def _multiseed_workers(workspace: Path, tmp: Path) -> tuple[subprocess.Popen, li
         workers[:] = [pid for pid, command in children(process.pid) if "spawn_main" in command]
         return len(workers) == 2
     assert _wait_until(started, 120), children(process.pid)
-    assert _wait_until(lambda: any(tmp.rglob("membench-memories-*")), 120), \
-        list(tmp.rglob("*"))
+    assert _wait_until(lambda: _holds(tmp, "membench-memories-*"), 120), list(tmp.rglob("*"))
     return process, workers
 
 
