@@ -1,3 +1,6 @@
+import pickle
+from dataclasses import replace
+
 import pytest
 
 from membench.io.scenario_file import read_scenario_spec
@@ -113,9 +116,6 @@ def _through_by_filter(scenario, day):
 
 
 def test_exchanges_through_is_each_days_filter_in_or_out_of_day_order(spec):
-    import pickle
-    from dataclasses import replace
-
     s = build_scenario(spec, CORPUS, shape())
     joined = replace(s, segments=(("a", 1, 12), ("b", 13, 30)))
     shuffled = replace(s, exchanges=s.exchanges[::-1])  # out of day order: no bisection
