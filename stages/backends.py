@@ -7,11 +7,11 @@ and stop it when done; a backend that cannot run here fails the stage with its r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 
@@ -40,7 +40,7 @@ from membench.commands.common import (
     progress,
 )
 from membench.commands.parameters import read_params
-from membench.execution.executor import executor
+from membench.execution.executor import Automatic, InProcess, OnDask, executor
 from membench.io.at_rest import backend_files
 from membench.io.backend_tables import (
     at_rest_table,
@@ -66,6 +66,8 @@ SummaryFile = Annotated[Path, typer.Option("--summary", help="The report's table
 CostsFile = Annotated[Path, typer.Option(
     "--costs", help="Remedies' time and bytes (JSON; machine-dependent, not committed).")]
 
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def _check(names, stores) -> None:
@@ -140,6 +142,22 @@ def run_one_remedy(inputs: BackendInputs, unit: FreshRemedy) -> tuple[list, Cost
                           _embed(inputs), workdir, backend_files, inputs.scans, unit)
 
 
+def _costliest_first(units: InProcess | Automatic | OnDask,
+                     function: Callable[[BackendInputs, T], R], inputs: BackendInputs,
+                     items: Sequence[T], backend_of: Callable[[T], str], *, label: str,
+                     name: Callable[[T], str]) -> list[R]:
+    """`units.map` over items started by their backend's relative cost, the costliest
+    first (ties in the list's order), the results in the list's order."""
+    costs = [BACKENDS[backend_of(item)].relative_cost for item in items]
+    order = sorted(range(len(items)), key=lambda i: -costs[i])
+    done = units.map(function, inputs, [items[i] for i in order], label=label, name=name,
+                     sizes=[costs[i] for i in order])
+    results: list[R] = [None] * len(items)  # type: ignore[list-item]
+    for i, result in zip(order, done, strict=True):
+        results[i] = result
+    return results
+
+
 @fails_cleanly
 def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: EmbeddingsFile,
              outcomes: OutcomesFile, contexts: ContextsFile, parity: ParityFile,
@@ -162,14 +180,16 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
                            vectors, memory)
     # Backends are independent units (membench.execution), then the fresh replays of the
     # remedies of those that cannot fork (the servers'): each on a worker of its own when
-    # there are several. Started from the end of the list (the default one ends with the
-    # longest: LanceDB and the servers), so the short ones fill in; results are taken in
-    # the list's order.
+    # there are several. The costliest start first (StoreBackend.relative_cost), so the
+    # short ones fill in, and the automatic placement times the cheapest; results are
+    # taken in the list's order.
     with executor("backends", len(names), progress) as units:
-        runs = units.map(run_one_backend, inputs, names[::-1], label="backends")[::-1]
+        runs = _costliest_first(units, run_one_backend, inputs, names, lambda name: name,
+                                label="backends", name=str)
         pending = [unit for _, partial in runs for unit in partial.pending()]
-        fresh = dict(zip(pending, units.map(
-            run_one_remedy, inputs, pending, label="backend remedies",
+        fresh = dict(zip(pending, _costliest_first(
+            units, run_one_remedy, inputs, pending, lambda unit: unit.backend,
+            label="backend remedies",
             name=lambda unit: f"{unit.backend} {unit.remedy} {unit.store}"),
             strict=True)) if pending else {}
     for backend_parity, partial in runs:

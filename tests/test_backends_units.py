@@ -51,3 +51,36 @@ def test_server_remedies_run_as_units_of_their_own_with_the_same_bytes_anywhere(
         assert processes_naming(str(tmp)) == set()  # every server stopped
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_the_costliest_backend_starts_first_and_results_keep_the_lists_order():
+    """Units start by StoreBackend.relative_cost (ties in the list's order), each with its
+    cost as its size, and come back in the list's order: the automatic placement then
+    times the cheapest backend here, not the costliest."""
+    from membench.backends.base import BACKENDS
+    from membench.execution.executor import InProcess
+    from membench.plugins import load_plugins
+    from membench.stages.backends import _costliest_first
+
+    load_plugins("backends")
+    names = ["sqlite", "sqlite_vec", "langgraph_memory", "langgraph_sqlite",
+             "langgraph_postgres", "lancedb", "postgres"]
+    started: list[str] = []
+    sizes: list[list[float]] = []
+
+    class Recording(InProcess):
+        def map(self, function, shared, units, **options):
+            sizes.append(list(options["sizes"]))
+            return super().map(function, shared, units, **options)
+
+    def run(shared, name):
+        started.append(name)
+        return name.upper()
+
+    results = _costliest_first(Recording(lambda line: None), run, None, names,
+                               lambda name: name, label="backends", name=str)
+    assert results == [name.upper() for name in names]
+    costs = {name: BACKENDS[name].relative_cost for name in names}
+    assert started == sorted(names, key=lambda name: -costs[name])
+    assert started[0] == "lancedb" and started[-1] == "langgraph_memory"
+    assert sizes == [[costs[name] for name in started]]

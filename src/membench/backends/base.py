@@ -72,6 +72,10 @@ class StoreBackend(ABC):
     # Top-level packages whose errors mean the store itself failed mid-run (its server
     # gone, its connection lost): the stage names the backend in one line, no traceback.
     failing_packages: ClassVar[tuple[str, ...]] = ()
+    # What a replay with its remedies costs beside the others': seconds on the default
+    # story (docs/backends.md's table). Scheduling only, never a result: the stage starts
+    # the costliest first, and the automatic placement times the cheapest in its own process.
+    relative_cost: ClassVar[float] = 10.0
     _owners: dict[int, str] = {}  # SQLite: page -> table, read by settle()
     _relations: dict[str, tuple[str, str]] = {}  # PostgreSQL: file -> relation, by settle()
 

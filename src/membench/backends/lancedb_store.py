@@ -41,6 +41,7 @@ TABLE = "memory"
 class LanceBackend(StoreBackend):
     semantic = "LanceDB kNN (float32 cosine, brute force)"
     remedies = (COMPACT, BOTH)
+    relative_cost = 55.0
     reads_write = False  # reads and searches open versions; only writes make files
     forks = True
 

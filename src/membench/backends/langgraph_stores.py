@@ -57,6 +57,8 @@ class LangGraphBackend(StoreBackend):
 class LangGraphMemory(LangGraphBackend):
     """InMemoryStore: a dict in the process; it writes no file, so nothing is at rest."""
 
+    relative_cost = 1.0
+
     def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
         super().__init__(directory, embed, remedy)
         from langgraph.store.memory import InMemoryStore  # the `stores` extra
@@ -73,6 +75,7 @@ class LangGraphMemory(LangGraphBackend):
 class LangGraphSqlite(SqliteWal, LangGraphBackend):
     remedies = (VACUUM, SECURE_DELETE, SECURE_VACUUM)
     forks = True
+    relative_cost = 22.0
     database = SQLITE_FILE
 
     def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
@@ -110,6 +113,7 @@ class LangGraphSqlite(SqliteWal, LangGraphBackend):
 
 class LangGraphPostgres(PostgresServerFiles, LangGraphBackend):
     remedies = (VACUUM, VACUUM_FULL, WAL)
+    relative_cost = 35.0
 
     def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
         super().__init__(directory, embed, remedy)

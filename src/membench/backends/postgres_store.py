@@ -85,6 +85,7 @@ class PostgresBackend(PostgresServerFiles, StoreBackend):
     lexical = "tsvector + ts_rank"
     semantic = "pgvector HNSW (approximate, cosine)"
     remedies = (VACUUM, VACUUM_FULL, WAL)
+    relative_cost = 50.0
 
     def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
         super().__init__(directory, embed, remedy)

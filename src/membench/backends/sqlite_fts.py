@@ -36,6 +36,7 @@ class SqliteBackend(SqliteWal, StoreBackend):
     semantic = "exact cosine over the BLOBs, in membench"
     remedies = (SECURE_DELETE, VACUUM, ALL)
     forks = True
+    relative_cost = 7.0
     data_tables = frozenset({"docs", "docs_fts_content"})
     extensions = False
     database = DATABASE

@@ -16,6 +16,7 @@ from membench.backends.sqlite_fts import SqliteBackend
 class SqliteVecBackend(SqliteBackend):
     semantic = "vec0 KNN (float32 cosine distance)"
     extensions = True
+    relative_cost = 6.0
 
     def _load(self) -> None:
         import sqlite_vec  # the `stores` extra
