@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import operator
 import os
+import pickle
 import signal
 import socket
 import subprocess
@@ -22,7 +23,7 @@ import pytest
 
 import membench.execution.executor as executor_module
 from membench.execution.errors import ClusterError
-from membench.execution.executor import Automatic, InProcess, OnDask, executor
+from membench.execution.executor import Automatic, InProcess, OnDask, executor, pickled_inputs
 from membench.execution.identity import mismatch, process_identity
 from membench.execution.placement import Placement, placement_for
 
@@ -453,3 +454,23 @@ def test_embedding_chunks_on_workers_are_the_in_process_vectors(no_cluster_confi
             assert any(line.startswith("embedding: 3/3 done") for line in lines), lines
     assert caches["0"].equals(caches["2"])
     assert caches["0"].num_rows == len(texts)
+
+
+def test_shared_inputs_travel_by_pickle_unless_a_worker_could_not_import_them(monkeypatch):
+    """pickle's own bytes when every object is importable; cloudpickle's for a lambda and
+    for a class of __main__ (pickle would name it, and a worker's __main__ lacks it)."""
+    importable = {"placement": Placement(workers=2), "vector": np.arange(4.0)}
+    assert pickled_inputs(importable) == pickle.dumps(importable, protocol=5)
+    assert pickle.loads(pickled_inputs({"add": lambda x: x + 1}))["add"](1) == 2
+
+    class Local:
+        pass
+
+    Local.__module__, Local.__qualname__ = "__main__", "Local"
+    monkeypatch.setattr(sys.modules["__main__"], "Local", Local, raising=False)
+    assert b"__main__" in pickle.dumps(Local(), protocol=5)  # pickle names it
+    code = ("import pickle, sys; "
+            "print(type(pickle.loads(sys.stdin.buffer.read())[0]).__name__)")
+    loaded = subprocess.run([sys.executable, "-c", code], input=pickled_inputs([Local()]),
+                            capture_output=True, check=True)
+    assert loaded.stdout.strip() == b"Local"

@@ -1,7 +1,8 @@
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from membench.scenario.text import LoweredLines, has, lowered, tokens
+from membench.scenario.text import LoweredLines, has, has_words, lowered, tokens
 
 
 def test_tokens_are_lowercase_letter_digit_runs():
@@ -34,7 +35,17 @@ words = st.text(alphabet="ab1 -./", min_size=0, max_size=30)
 
 @given(text=words, value=words.filter(lambda v: tokens(v)))
 def test_has_equals_token_sublist(text, value):
-    assert has(text, value) == _sublist(tokens(value), tokens(text))
+    assert has(text, value) == _sublist(tokens(value), tokens(text)) == has_words(text, value)
+
+
+def test_has_words_is_has_on_the_edge_cases():
+    for text, value in [("Services run on Node 20.", "Node 20"), ("Node 204", "Node 20"),
+                        ("Node 2.0", "Node 20"), ("xNode 20", "Node 20"),
+                        ("NEW_CHECKOUT=falsey", "NEW_CHECKOUT=false"), ("a b a b c", "b c"),
+                        ("ends with a b", "a b c"), ("ΣΑΣ σας", "σας"), ("İstanbul", "i̇stanbul")]:
+        assert has_words(text, value) == has(text, value), (text, value)
+    with pytest.raises(ValueError, match="no letters or digits"):
+        has_words("text", "--")
 
 
 # Capital sigma lowercases by its neighbours (final or not), skipping case-ignorable marks

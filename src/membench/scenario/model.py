@@ -78,6 +78,8 @@ class Exchange:
 
     def __getstate__(self) -> dict:
         """Pickled without the cached line: a worker makes it again if it needs it."""
+        if "_line" not in self.__dict__:
+            return self.__dict__
         return {k: v for k, v in self.__dict__.items() if k != "_line"}
 
     def _formatted_line(self) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from membench.scenario.model import Deletion, Fact, FactVersion
-from membench.scenario.text import ValueFinder, has, tokens
+from membench.scenario.text import ValueFinder, has_words, tokens
 from membench.validation import check_keys
 
 
@@ -68,7 +68,7 @@ def _version(where: str, table: Any, reference_sessions: int) -> FactVersion:
     value = _text(f"{where}.value", table["value"])
     if not tokens(value):
         raise ScenarioSpecError(f"{where}.value: {value!r} has no letters or digits to match")
-    if not has(statement, value):
+    if not has_words(statement, value):
         raise ScenarioSpecError(f"{where}: statement {statement!r} does not contain value {value!r}")
     return FactVersion(day=day, slot=slot, value=value, statement=statement)
 
@@ -97,7 +97,7 @@ def _fact(where: str, table: Any, reference_sessions: int, questions: Fact | Non
             raise ScenarioSpecError(f"{where}.deletion: must come after the last version")
         request = _text(f"{where}.deletion.request", d["request"])
         for version in parsed:
-            if has(request, version.value):
+            if has_words(request, version.value):
                 raise ScenarioSpecError(
                     f"{where}.deletion.request: repeats the value {version.value!r} it deletes"
                 )
@@ -142,10 +142,10 @@ def parse_scenario_spec(data: Any) -> ScenarioSpec:
         for value in fact.values():
             for name, text in [("filler_reply", data["filler_reply"]),
                                ("deletion_reply", deletion_reply)]:
-                if has(text, value):
+                if has_words(text, value):
                     raise ScenarioSpecError(f"{name}: contains the fact value {value!r}")
             for i, question in enumerate(distractors):
-                if has(question, value):
+                if has_words(question, value):
                     raise ScenarioSpecError(f"distractors[{i}]: contains the fact value {value!r}")
     spec = ScenarioSpec(
         reference_sessions=reference,
