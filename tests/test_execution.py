@@ -76,8 +76,10 @@ def test_unconfigured_long_work_moves_the_units_after_the_first_to_a_local_clust
     assert [result[:2] for result in results] == [(4, 40), (3, 30), (2, 20), (1, 10)]
     assert results[0][2] == os.getpid()  # the first unit, timed here
     assert all(result[2] != os.getpid() for result in results[1:])
-    assert any(line.startswith("demo: the first unit took ") and
-               line.endswith(" s here; the other 3 on a local Dask cluster of 2 worker(s)")
+    # 0.3 s at its pace is long work once it has run 0.5 / 3 s: the rest start then
+    assert any(line.startswith("demo: the first unit has run ") and
+               line.endswith(" s here, not done; the other 3 on a local Dask cluster of 2 "
+                             "worker(s)")
                for line in lines), lines
     assert sum(" done (" in line for line in lines) == 4
 
@@ -136,9 +138,53 @@ def test_unconfigured_long_work_times_the_smallest_unit_and_starts_the_big_one_o
     assert [size for size, _ in results] == [10, 2, 1, 3]
     assert results[2][1] == os.getpid()  # the smallest, timed here
     assert all(pid != os.getpid() for i, (_, pid) in enumerate(results) if i != 2)
-    assert any(line.startswith("demo: the smallest unit (1) took ") and
-               line.endswith(" here; the other 3 on a local Dask cluster of 2 worker(s)")
+    assert any(line.startswith("demo: the smallest unit (1) has run ") and
+               line.endswith(" here, not done; the other 3 on a local Dask cluster of 2 "
+                             "worker(s)")
                for line in lines), lines
+
+
+def timed_span(seconds: float, unit: int) -> tuple[int, float, float, int]:
+    """Unit 0 takes `seconds`, the others a moment; when each began and ended, where."""
+    began = time.time()
+    time.sleep(seconds if unit == 0 else 0.01)
+    return unit, began, time.time(), os.getpid()
+
+
+def test_unconfigured_long_work_starts_the_rest_while_the_timed_unit_still_runs(
+        no_cluster_configured, monkeypatch):
+    """The timed unit does not run alone to its end: once it has run long enough to show
+    the rest are long work, they start on the cluster beside it, and are done first."""
+    monkeypatch.setattr(executor_module, "available_cores", lambda: 2)
+    monkeypatch.setattr(executor_module, "AUTO_CLUSTER_SECONDS", 0.5)
+    lines: list[str] = []
+    with executor("demo", 3, lines.append) as units:
+        results = units.map(timed_span, 12.0, [0, 1, 2], label="demo")
+    timed = results[0]
+    assert [result[0] for result in results] == [0, 1, 2]
+    assert timed[3] == os.getpid()
+    assert all(pid != os.getpid() and ended < timed[2] for _, _, ended, pid in results[1:])
+    assert "demo: the first unit has run 0 s here, not done; the other 2 on a local Dask " \
+           "cluster of 2 worker(s)" in lines, lines
+    assert lines[-1].startswith("demo: 3/3 done (0)"), lines
+
+
+def test_unconfigured_a_failing_timed_unit_stops_the_cluster_it_started(
+        no_cluster_configured, monkeypatch):
+    """The timed unit fails after the rest started beside it: the error is the stage's,
+    and the cluster stops with the block."""
+    monkeypatch.setattr(executor_module, "available_cores", lambda: 2)
+    monkeypatch.setattr(executor_module, "AUTO_CLUSTER_SECONDS", 0.5)
+    lines: list[str] = []
+    with pytest.raises(ValueError, match="unit 3 is bad"):
+        with executor("demo", 3, lines.append) as units:
+            units.map(slow_fail, 3.0, [3, 1, 2], label="demo")
+    assert units.started is not None and units.started[0].status == "closed"
+
+
+def slow_fail(seconds: float, unit: int) -> int:
+    time.sleep(seconds if unit == 3 else 0.01)
+    return fails_on_three(0, unit)
 
 
 def started_at(_: None, unit: int) -> tuple[int, int]:

@@ -38,8 +38,13 @@ class _Progress:
         self.label, self.total, self.say, self.clock = label, len(sizes), say, clock
         self.size_left, self.size_done = float(sum(sizes)), 0.0
         self.done, self.start = 0, clock()
+        self.lock = threading.Lock()
 
     def finished(self, name: str, size: float = 1.0) -> None:
+        with self.lock:  # the automatic placement's timed unit ends beside the others
+            self._finished(name, size)
+
+    def _finished(self, name: str, size: float) -> None:
         self.done += 1
         self.size_done += size
         self.size_left -= size
@@ -250,17 +255,27 @@ AUTO_CLUSTER_SECONDS = 30.0
 
 class Automatic:
     """Nothing configured: one unit in this process, timed (the first, or the smallest when
-    the stage gives `sizes`, the units' relative costs); the rest here too when, at that
-    pace scaled by the sizes (else all alike), they are short work or the machine has
-    one core, else on a private LocalCluster of one worker per core (at most one per
-    unit), started then and stopped when the stage's block ends. Once started, the
-    block's later maps run every unit there."""
+    the stage gives `sizes`, the units' relative costs). The rest run here too when, at its
+    pace scaled by the sizes (else all alike), they are short work or the machine has one
+    core; else on a private LocalCluster of one worker per core (at most one per unit),
+    started then and stopped when the stage's block ends. The rest do not wait for the
+    timed unit to end: once it has run long enough to show they are long work, they start
+    on the cluster beside it (a long story's timed unit took minutes alone). Once started,
+    the block's later maps run every unit there."""
 
     placement = Placement(automatic=True)
 
     def __init__(self, say: Say, clusters: contextlib.ExitStack, cores: int) -> None:
         self.say, self.clusters, self.cores = say, clusters, cores
         self.started: tuple[Any, Placement] | None = None  # one cluster per block
+
+    def _cluster(self, workers: int) -> tuple[Any, Placement]:
+        if self.started is None:
+            from membench.execution.local import local_client
+
+            self.started = (self.clusters.enter_context(local_client(workers)),
+                            Placement(workers=workers))
+        return self.started
 
     def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
             label: str, name: Callable[[U], str] = str, sizes: Sequence[float] | None = None,
@@ -276,33 +291,85 @@ class Automatic:
                 function, shared, units, label=label, name=name, sizes=sizes,
                 progress=progress)
         timed = _timed_unit(sizes)
-        start = time.monotonic()
-        timed_result = function(shared, units[timed])
-        first = time.monotonic() - start
         others = [i for i in range(len(units)) if i != timed]
         rest, rest_sizes = [units[i] for i in others], [sizes[i] for i in others]
-        estimate = first * sum(rest_sizes) / sizes[timed] if sizes[timed] else float("inf")
-        progress.finished(name(units[timed]), sizes[timed])
+        # the rest's time at the timed unit's pace is `elapsed * scale`
+        scale = sum(rest_sizes) / sizes[timed] if sizes[timed] else float("inf")
         workers = min(self.cores, len(rest))
-        if workers < 2 or estimate < AUTO_CLUSTER_SECONDS:
+        which = ("the first unit" if timed == 0 else
+                 f"the smallest unit ({name(units[timed])})")
+
+        def on_cluster(said: str) -> list[R]:
+            client, placement = self._cluster(workers)
+            self.say(f"{label}: {which} {said}; the other {len(rest)} on "
+                     f"{placement.describe()}")
+            return OnDask(client, placement, self.say).map(
+                function, shared, rest, label=label, name=name, sizes=rest_sizes,
+                progress=progress)
+
+        early = _EarlyStart(lambda: self._cluster(workers), on_cluster,
+                            AUTO_CLUSTER_SECONDS / scale if scale else None, workers >= 2)
+        start = time.monotonic()
+        try:
+            timed_result = function(shared, units[timed])
+        finally:
+            first = time.monotonic() - start
+            started_early = early.stop()
+        progress.finished(name(units[timed]), sizes[timed])
+        if started_early:
+            results = early.results()
+        elif workers < 2 or first * scale < AUTO_CLUSTER_SECONDS:
             results = InProcess(self.say).map(function, shared, rest, label=label, name=name,
                                               sizes=rest_sizes, progress=progress)
         else:
-            if self.started is None:
-                from membench.execution.local import local_client
-
-                placement = Placement(workers=workers)
-                self.started = (self.clusters.enter_context(local_client(workers)),
-                                placement)
-            client, placement = self.started
-            which = ("the first unit" if timed == 0 else
-                     f"the smallest unit ({name(units[timed])})")
-            self.say(f"{label}: {which} took {_duration(first)} here; the other "
-                     f"{len(rest)} on {placement.describe()}")
-            results = OnDask(client, placement, self.say).map(
-                function, shared, rest, label=label, name=name, sizes=rest_sizes,
-                progress=progress)
+            results = on_cluster(f"took {_duration(first)} here")
         return results[:timed] + [timed_result] + results[timed:]
+
+
+class _EarlyStart:
+    """Starts the rest of an automatic map on its cluster from a thread of its own, after
+    `after` seconds, unless stopped first (the timed unit ended, or failed)."""
+
+    def __init__(self, prepare: Callable[[], Any], start: Callable[[str], list],
+                 after: float | None, allowed: bool) -> None:
+        self.prepare, self.start, self.after = prepare, start, after
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.started = False
+        self.done = threading.Event()
+        self.outcome: tuple[list | None, BaseException | None] = (None, None)
+        if allowed and after is not None:
+            threading.Thread(target=self._run, name="membench-early-start",
+                             daemon=True).start()
+
+    def _run(self) -> None:
+        if self.stopping.wait(self.after):
+            return
+        try:
+            with self.lock:  # held while the cluster starts: stop() waits for it to be
+                if self.stopping.is_set():  # the block's, which stops it however it ends
+                    return
+                self.started = True
+                self.prepare()
+            self.outcome = (self.start(f"has run {_duration(self.after)} here, not done"),
+                            None)
+        except BaseException as error:  # re-raised in the stage's thread, by results()
+            self.outcome = (None, error)
+        finally:
+            self.done.set()
+
+    def stop(self) -> bool:
+        """Whether the rest were started (their cluster is the block's by then)."""
+        self.stopping.set()
+        with self.lock:
+            return self.started
+
+    def results(self) -> list:
+        self.done.wait()
+        results, error = self.outcome
+        if error is not None:
+            raise error
+        return results  # type: ignore[return-value]
 
 
 def _timed_unit(sizes: Sequence[float]) -> int:
