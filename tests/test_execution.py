@@ -182,6 +182,41 @@ def test_unconfigured_a_failing_timed_unit_stops_the_cluster_it_started(
     assert units.started is not None and units.started[0].status == "closed"
 
 
+def unit_with_side_effects(shared: dict, unit: int) -> tuple[int, str | None, bool, int]:
+    """Unit 0 fills a cache in the inputs and points TMPDIR at a directory of its own while
+    it runs (as a backend's unit does for native libraries); the others say what they see."""
+    if unit == 0:
+        shared["cache"] = "filled"
+        before = os.environ.get("TMPDIR")
+        os.environ["TMPDIR"] = "/unit-0-own-directory"
+        try:
+            time.sleep(shared["seconds"])
+        finally:
+            if before is None:
+                os.environ.pop("TMPDIR", None)
+            else:
+                os.environ["TMPDIR"] = before
+    return unit, os.environ.get("TMPDIR"), "cache" in shared, os.getpid()
+
+
+def test_unconfigured_early_start_gives_workers_the_stage_state_not_the_timed_units(
+        no_cluster_configured, monkeypatch):
+    """The cluster starts while the timed unit runs: its workers get the inputs as they
+    were before it (not its caches) and the stage's temp directory (not its own)."""
+    import tempfile
+
+    monkeypatch.setattr(executor_module, "available_cores", lambda: 2)
+    monkeypatch.setattr(executor_module, "AUTO_CLUSTER_SECONDS", 0.5)
+    lines: list[str] = []
+    with executor("demo", 3, lines.append) as units:
+        results = units.map(unit_with_side_effects, {"seconds": 8.0}, [0, 1, 2], label="demo")
+    assert any("has run 0 s here, not done" in line for line in lines), lines
+    for unit, temp, cached, pid in results[1:]:
+        assert pid != os.getpid()
+        assert temp == tempfile.gettempdir()
+        assert not cached
+
+
 def slow_fail(seconds: float, unit: int) -> int:
     time.sleep(seconds if unit == 3 else 0.01)
     return fails_on_three(0, unit)

@@ -10,6 +10,7 @@ LocalCluster's nanny restarts it) and its units rerun; a unit that kills
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -197,7 +198,8 @@ class OnDask:
 
     def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
             label: str, name: Callable[[U], str] = str, sizes: Sequence[float] | None = None,
-            progress: _Progress | None = None) -> list[R]:
+            progress: _Progress | None = None, pickled: bytes | None = None) -> list[R]:
+        """pickled: `shared` already pickled (pickled_inputs), taken instead of it."""
         import uuid
         import warnings
 
@@ -209,7 +211,7 @@ class OnDask:
         with warnings.catch_warnings():  # the shared inputs are large by design
             for said in (".*[Ll]arge object", ".*[Ll]arge graph", ".*task graph"):
                 warnings.filterwarnings("ignore", message=said)
-            inputs = self.client.submit(_shared, pickled_inputs(shared),
+            inputs = self.client.submit(_shared, pickled or pickled_inputs(shared),
                                         key=f"{label}-inputs-{run}", pure=False)
             plugins = loaded_plugins()
             # in the units' order (a stage lists its longest first): Dask's own order
@@ -269,11 +271,14 @@ class Automatic:
         self.say, self.clusters, self.cores = say, clusters, cores
         self.started: tuple[Any, Placement] | None = None  # one cluster per block
 
-    def _cluster(self, workers: int) -> tuple[Any, Placement]:
+    def _cluster(self, workers: int, temp: str | None = None) -> tuple[Any, Placement]:
+        """temp: the workers' TMPDIR (the stage's, not the timed unit's own, which it
+        may point at a directory of its own while the cluster starts)."""
         if self.started is None:
             from membench.execution.local import local_client
 
-            self.started = (self.clusters.enter_context(local_client(workers)),
+            environment = {"TMPDIR": temp} if temp else None
+            self.started = (self.clusters.enter_context(local_client(workers, environment)),
                             Placement(workers=workers))
         return self.started
 
@@ -299,16 +304,21 @@ class Automatic:
         which = ("the first unit" if timed == 0 else
                  f"the smallest unit ({name(units[timed])})")
 
+        after = AUTO_CLUSTER_SECONDS / scale if scale and workers >= 2 else None
+        # What the cluster gets, taken before the timed unit runs: it may fill caches in the
+        # inputs and point TMPDIR elsewhere while the cluster starts beside it.
+        pickled = pickled_inputs(shared) if after is not None else None
+        temp = tempfile.gettempdir()
+
         def on_cluster(said: str) -> list[R]:
-            client, placement = self._cluster(workers)
+            client, placement = self._cluster(workers, temp)
             self.say(f"{label}: {which} {said}; the other {len(rest)} on "
                      f"{placement.describe()}")
             return OnDask(client, placement, self.say).map(
                 function, shared, rest, label=label, name=name, sizes=rest_sizes,
-                progress=progress)
+                progress=progress, pickled=pickled)
 
-        early = _EarlyStart(lambda: self._cluster(workers), on_cluster,
-                            AUTO_CLUSTER_SECONDS / scale if scale else None, workers >= 2)
+        early = _EarlyStart(lambda: self._cluster(workers, temp), on_cluster, after)
         start = time.monotonic()
         try:
             timed_result = function(shared, units[timed])
@@ -331,14 +341,14 @@ class _EarlyStart:
     `after` seconds, unless stopped first (the timed unit ended, or failed)."""
 
     def __init__(self, prepare: Callable[[], Any], start: Callable[[str], list],
-                 after: float | None, allowed: bool) -> None:
+                 after: float | None) -> None:
         self.prepare, self.start, self.after = prepare, start, after
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.started = False
         self.done = threading.Event()
         self.outcome: tuple[list | None, BaseException | None] = (None, None)
-        if allowed and after is not None:
+        if after is not None:
             threading.Thread(target=self._run, name="membench-early-start",
                              daemon=True).start()
 

@@ -48,7 +48,8 @@ class _WorkerOfThisStage:
 
 
 @contextlib.contextmanager
-def local_client(workers: int) -> Iterator[Any]:
+def local_client(workers: int, environment: dict[str, str] | None = None) -> Iterator[Any]:
+    """environment: variables each worker sets as it starts, over those it inherits."""
     import dask.config
     from distributed import Client, LocalCluster
     from distributed.diagnostics.plugin import WorkerPlugin
@@ -75,7 +76,7 @@ def local_client(workers: int) -> Iterator[Any]:
                 n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                 protocol="tls://", security=security, dashboard_address=None,
                 local_directory=str(directory), silence_logs=50,
-                worker_dashboard_address=None)
+                worker_dashboard_address=None, env=environment or {})
         client = Client(cluster, security=security)
         client.register_plugin(plugin)
         client.wait_for_workers(workers, timeout=WORKER_START_TIMEOUT)
