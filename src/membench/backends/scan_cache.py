@@ -81,27 +81,27 @@ class ScanCache:
             self._local.wanted = last = wanted, _Wanted(wanted, self._piece_number)
         return last[1]
 
-    def _table_for(self, numbers: list[int]) -> PieceTable:
+    def _table_for(self, mask: int) -> PieceTable:
+        """The table of the pieces whose bits `mask` sets (keyed by the mask itself: its
+        hash is cheap, a tuple of thousands of numbers per window was not)."""
         tables = getattr(self._local, "tables", None)
         if tables is None:
             tables = self._local.tables = OrderedDict()
-        key = tuple(numbers)
-        if key in tables:
-            tables.move_to_end(key)
+        if mask in tables:
+            tables.move_to_end(mask)
         else:
-            tables[key] = PieceTable([self._pieces[i] for i in numbers])
+            tables[mask] = PieceTable([self._pieces[i] for i in _numbers(mask)])
             if len(tables) > TABLES:
                 tables.popitem(last=False)
-        return tables[key]
+        return tables[mask]
 
     def _window(self, window: bytes, mask: int) -> dict[int, list[int]]:
         digest = hashlib.blake2b(window, digest_size=20).digest()
         searched, found = self._windows.get(digest, (0, {}))
         missing = mask & ~searched
         if missing:
-            for piece, offsets in self._table_for(_numbers(missing)).offsets(window).items():
-                if offsets:
-                    found[self._number[piece]] = offsets
+            for piece, offsets in self._table_for(missing).offsets(window).items():
+                found[self._number[piece]] = offsets
             self._windows[digest] = (searched | missing, found)
         return found
 
