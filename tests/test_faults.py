@@ -444,7 +444,8 @@ def test_signals_to_dvc_repro_during_the_backends_stage_leave_nothing(built_clon
     tmp.chmod(0o755)  # the servers run as `nobody` when the tests run as root
     try:
         for signals in ([signal.SIGTERM, signal.SIGTERM], [signal.SIGKILL]):
-            process, seen = _start_repro_until(clone, tmp, "day 10", "--force",
+            # a PostgreSQL backend replaying (LanceDB, the costliest, starts first)
+            process, seen = _start_repro_until(clone, tmp, "postgres: day 10", "--force",
                                                "--single-item", "backends")
             where = f"{[s.name for s in signals]}:\n"
             assert processes_naming(str(tmp)), where + "no server was running under TMPDIR"

@@ -157,7 +157,8 @@ def test_sigterm_stops_the_backends_stage_and_leaves_nothing(clone, first_run, t
                                    env={**os.environ, "TMPDIR": str(private)})
         seen = ""
         deadline = time.monotonic() + 300
-        while "day 10" not in seen and time.monotonic() < deadline:  # servers up, replaying
+        # a PostgreSQL backend replaying (LanceDB, the costliest, starts first)
+        while "postgres: day 10" not in seen and time.monotonic() < deadline:
             line = process.stderr.readline()
             assert line, f"the stage ended before the signal: {seen}"
             seen += line
