@@ -41,6 +41,7 @@ from membench.commands.common import (
 )
 from membench.commands.parameters import read_params
 from membench.execution.executor import Automatic, InProcess, OnDask, executor
+from membench.execution.queue import Followed
 from membench.io.at_rest import backend_files
 from membench.io.backend_tables import (
     at_rest_table,
@@ -66,7 +67,6 @@ SummaryFile = Annotated[Path, typer.Option("--summary", help="The report's table
 CostsFile = Annotated[Path, typer.Option(
     "--costs", help="Remedies' time and bytes (JSON; machine-dependent, not committed).")]
 
-T = TypeVar("T")
 R = TypeVar("R")
 
 
@@ -142,17 +142,41 @@ def run_one_remedy(inputs: BackendInputs, unit: FreshRemedy) -> tuple[list, Cost
                           _embed(inputs), workdir, backend_files, inputs.scans, unit)
 
 
-def _costliest_first(units: InProcess | Automatic | OnDask,
-                     function: Callable[[BackendInputs, T], R], inputs: BackendInputs,
-                     items: Sequence[T], backend_of: Callable[[T], str], *, label: str,
-                     name: Callable[[T], str]) -> list[R]:
-    """`units.map` over items started by their backend's relative cost, the costliest
-    first (ties in the list's order), the results in the list's order."""
-    costs = [BACKENDS[backend_of(item)].relative_cost for item in items]
-    order = sorted(range(len(items)), key=lambda i: -costs[i])
-    done = units.map(function, inputs, [items[i] for i in order], label=label, name=name,
-                     sizes=[costs[i] for i in order])
-    results: list[R] = [None] * len(items)  # type: ignore[list-item]
+def run_unit(inputs: BackendInputs, unit: str | FreshRemedy) -> object:
+    """A backend's replay (its name), or one of its remedies (a follow-up of that replay)."""
+    if isinstance(unit, FreshRemedy):
+        return run_one_remedy(inputs, unit)
+    return run_one_backend(inputs, unit)
+
+
+def unit_name(unit: str | FreshRemedy) -> str:
+    if isinstance(unit, FreshRemedy):
+        return f"{unit.backend} {unit.remedy} {unit.store}"
+    return unit
+
+
+def remedies_of(inputs: BackendInputs) -> Callable[[str, tuple], list[tuple[FreshRemedy, float]]]:
+    """A backend's fresh remedies, listed once its replay is done (which stores deleted is
+    known only then); each sized as one store of its backend's replay of them all."""
+    def follow(name: str, run: tuple[list[ParityRow], PartialAudit]) -> list:
+        size = BACKENDS[name].relative_cost / max(len(inputs.stores), 1)
+        return [(unit, size) for unit in run[1].pending()]
+    return follow
+
+
+def costliest_first(units: InProcess | Automatic | OnDask, inputs: BackendInputs,
+                    names: Sequence[str], function: Callable[[BackendInputs, str], R] = run_unit
+                    ) -> list[Followed]:
+    """The backends' replays started by their relative cost, the costliest first (ties in
+    the list's order), each with its remedies as follow-ups: they start as soon as a worker
+    is free once their backend is done, not after every backend. The results come back in
+    the list's order."""
+    costs = [BACKENDS[name].relative_cost for name in names]
+    order = sorted(range(len(names)), key=lambda i: -costs[i])
+    done = units.map(function, inputs, [names[i] for i in order], label="backends",
+                     name=unit_name, sizes=[costs[i] for i in order],
+                     follow=remedies_of(inputs))
+    results: list[Followed] = [None] * len(names)  # type: ignore[list-item]
     for i, result in zip(order, done, strict=True):
         results[i] = result
     return results
@@ -178,21 +202,16 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
     parity_out, rankings_out, at_rest_out, costs_out = [], [], [], []
     inputs = BackendInputs(built, tuple(fact_records), tuple(policies), tuple(stores),
                            vectors, memory)
-    # Backends are independent units (membench.execution), then the fresh replays of the
-    # remedies of those that cannot fork (the servers'): each on a worker of its own when
-    # there are several. The costliest start first (StoreBackend.relative_cost), so the
-    # short ones fill in, and the automatic placement times the cheapest; results are
-    # taken in the list's order.
+    # Backends are independent units (membench.execution), and the fresh replays of the
+    # remedies of those that cannot fork (the servers') follow-ups of their backend's:
+    # each on a worker of its own when there are several. The costliest start first
+    # (StoreBackend.relative_cost), so the short ones fill in, and the automatic placement
+    # times the cheapest.
     with executor("backends", len(names), progress) as units:
-        runs = _costliest_first(units, run_one_backend, inputs, names, lambda name: name,
-                                label="backends", name=str)
-        pending = [unit for _, partial in runs for unit in partial.pending()]
-        fresh = dict(zip(pending, _costliest_first(
-            units, run_one_remedy, inputs, pending, lambda unit: unit.backend,
-            label="backend remedies",
-            name=lambda unit: f"{unit.backend} {unit.remedy} {unit.store}"),
-            strict=True)) if pending else {}
-    for backend_parity, partial in runs:
+        runs = costliest_first(units, inputs, names)
+    for run in runs:
+        backend_parity, partial = run.result
+        fresh = dict(zip(partial.pending(), run.follow_ups, strict=True))
         backend_audit = partial.completed(fresh)
         parity_out += backend_parity
         rankings_out += backend_audit.rankings

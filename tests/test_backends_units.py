@@ -36,7 +36,7 @@ def test_server_remedies_run_as_units_of_their_own_with_the_same_bytes_anywhere(
         here = run_stage(workspace, "backends", tmp, MEMBENCH_WORKERS="0")
         assert here.returncode == 0, here.stderr
         in_process = _outputs(workspace)
-        remedies = re.findall(r"^\s*backend remedies: \d+/\d+ done \((\w+) (\S+) (\w+)\)",
+        remedies = re.findall(r"^\s*backends: \d+/\d+ done \((\w+) (\S+) (\w+)\)",
                               here.stderr, re.MULTILINE)
         assert {backend for backend, _, _ in remedies} == {"postgres"}, here.stderr  # sqlite forks
         stores_that_deleted = {store for _, _, store in remedies}
@@ -45,26 +45,31 @@ def test_server_remedies_run_as_units_of_their_own_with_the_same_bytes_anywhere(
             for remedy in ("vacuum", "vacuum_full", "vacuum_full+checkpoint+wal_switch"))
         on_workers = run_stage(workspace, "backends", tmp, MEMBENCH_WORKERS="2")
         assert on_workers.returncode == 0, on_workers.stderr
-        assert ("backend remedies: " in on_workers.stderr and
-                "on a local Dask cluster of 2 worker(s)" in on_workers.stderr)
+        assert re.search(r"backends: \d+/\d+ done \(postgres vacuum ", on_workers.stderr)
+        assert "on a local Dask cluster of 2 worker(s)" in on_workers.stderr
         assert _outputs(workspace) == in_process
         assert processes_naming(str(tmp)) == set()  # every server stopped
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def test_the_costliest_backend_starts_first_and_results_keep_the_lists_order():
+def test_the_costliest_backend_starts_first_and_its_remedies_follow_it():
     """Units start by StoreBackend.relative_cost (ties in the list's order), each with its
-    cost as its size, and come back in the list's order: the automatic placement then
-    times the cheapest backend here, not the costliest."""
+    cost as its size; a server backend's remedies are listed once its replay is done and
+    start before the backends smaller than them; results come back in the list's order,
+    each backend's with its remedies'."""
+    from types import SimpleNamespace
+
     from membench.backends.base import BACKENDS
+    from membench.backends.replay import FreshRemedy
     from membench.execution.executor import InProcess
     from membench.plugins import load_plugins
-    from membench.stages.backends import _costliest_first
+    from membench.stages.backends import costliest_first, unit_name
 
     load_plugins("backends")
     names = ["sqlite", "sqlite_vec", "langgraph_memory", "langgraph_sqlite",
              "langgraph_postgres", "lancedb", "postgres"]
+    inputs = SimpleNamespace(stores=("profile", "fact_log"))
     started: list[str] = []
     sizes: list[list[float]] = []
 
@@ -73,14 +78,31 @@ def test_the_costliest_backend_starts_first_and_results_keep_the_lists_order():
             sizes.append(list(options["sizes"]))
             return super().map(function, shared, units, **options)
 
-    def run(shared, name):
-        started.append(name)
-        return name.upper()
+    class Partial:
+        def __init__(self, name):
+            self.name = name
 
-    results = _costliest_first(Recording(lambda line: None), run, None, names,
-                               lambda name: name, label="backends", name=str)
-    assert results == [name.upper() for name in names]
+        def pending(self):
+            return ([FreshRemedy(self.name, 30, store, "vacuum") for store in inputs.stores]
+                    if self.name == "postgres" else [])
+
+    def run(shared, unit):
+        assert shared is inputs
+        started.append(unit_name(unit))
+        return unit_name(unit).upper() if isinstance(unit, FreshRemedy) else ([unit], Partial(unit))
+
+    results = costliest_first(Recording(lambda line: None), inputs, names, run)
+    assert [result.result[0] for result in results] == [[name] for name in names]
+    assert results[names.index("postgres")].follow_ups == ["POSTGRES VACUUM PROFILE",
+                                                            "POSTGRES VACUUM FACT_LOG"]
+    assert all(result.follow_ups == [] for name, result in zip(names, results, strict=True)
+               if name != "postgres")
     costs = {name: BACKENDS[name].relative_cost for name in names}
-    assert started == sorted(names, key=lambda name: -costs[name])
+    by_cost = sorted(names, key=lambda name: -costs[name])
     assert started[0] == "lancedb" and started[-1] == "langgraph_memory"
-    assert sizes == [[costs[name] for name in started]]
+    assert [name for name in started if name in costs] == by_cost
+    remedy_size = costs["postgres"] / len(inputs.stores)
+    first_smaller = next(name for name in by_cost if costs[name] < remedy_size)
+    assert started.index("postgres vacuum profile") == started.index(first_smaller) - 2
+    assert started.index("postgres vacuum fact_log") == started.index(first_smaller) - 1
+    assert sizes == [[costs[name] for name in by_cost]]

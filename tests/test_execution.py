@@ -238,6 +238,62 @@ def test_units_start_on_a_cluster_in_their_order(no_cluster_configured):
     assert starts == sorted(starts)
 
 
+def span(_: None, unit: tuple[int, float]) -> tuple[int, int, int]:
+    started = time.monotonic_ns()
+    time.sleep(unit[1])
+    return unit[0], started, time.monotonic_ns()
+
+
+def test_units_start_on_two_workers_in_their_order_as_threads_free(no_cluster_configured):
+    """Dask's own placement sent units depending on the shared inputs to the worker holding
+    them, or two at a time to each worker in the order of a set: the second costliest
+    backend started last. Now the next unit starts on whichever worker is free."""
+    no_cluster_configured.setenv("MEMBENCH_WORKERS", "2")
+    units_in = [(0, 3.0)] + [(n, 0.3) for n in range(1, 7)]
+    with executor("demo", len(units_in), lambda line: None) as units:
+        results = units.map(span, None, units_in, label="demo")
+    assert [unit for unit, _, _ in results] == list(range(7))
+    starts = [start for _, start, _ in results]
+    assert starts == sorted(starts)
+    long_end = results[0][2]
+    assert all(end < long_end for _, _, end in results[1:5]), results  # none waited on it
+
+
+def with_follow_ups(unit: int, result: int) -> list[tuple[int, float]]:
+    return [(unit * 100 + n, 0.5) for n in range(unit % 3)]
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_follow_ups_come_back_with_their_unit_wherever_they_ran(no_cluster_configured,
+                                                               workers):
+    from membench.execution.queue import Followed
+
+    no_cluster_configured.setenv("MEMBENCH_WORKERS", workers)
+    lines: list[str] = []
+    with executor("demo", 5, lines.append) as units:
+        results = units.map(square_plus, 1, [5, 4, 3, 2, 1], label="demo",
+                            sizes=[5, 4, 3, 2, 1], follow=with_follow_ups)
+    assert results == [Followed(26, [250001, 251002]), Followed(17, [160001]),
+                       Followed(10, []), Followed(5, [40001, 40402]), Followed(2, [10001])]
+    assert lines[-1].startswith("demo: 11/11 done"), lines
+
+
+def test_a_follow_up_waits_before_the_first_smaller_unit():
+    from membench.execution.queue import UnitQueue
+
+    queue = UnitQueue(["a", "b", "c", "d"], [8, 4, 2, 1],
+                      follow=lambda unit, result: [(unit + "1", 3), (unit + "2", 3)]
+                      if unit == "a" else [])
+    order = []
+    while queue:
+        item = queue.pop()
+        order.append(item.unit)
+        queue.finish(item, item.unit.upper())
+    assert order == ["a", "b", "a1", "a2", "c", "d"]
+    assert [(r.result, r.follow_ups) for r in queue.results()] == [
+        ("A", ["A1", "A2"]), ("B", []), ("C", []), ("D", [])]
+
+
 def test_the_time_left_is_estimated_by_the_units_sizes():
     """The first unit is three times the others: at its pace the rest take a third of it
     each, not as long as it (alike, the first line would have said 12 s left)."""

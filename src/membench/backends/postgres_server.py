@@ -27,13 +27,16 @@ import pwd
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 from membench.backends.base import BackendUnavailableError
+from membench.backends.fresh_copy import refresh
 from membench.cleanup.interrupts import deferred
 from membench.cleanup.private_temp import (
+    OWNER_FILE,
     private_dir,
     remove,
     run_secret,
@@ -87,6 +90,33 @@ _templates: dict[Path, tuple[Path, str]] = {}  # bindir -> (an initdb cluster, i
 _templates_lock = threading.Lock()
 
 
+class _StoppedServers:
+    """Directories of this process's stopped servers, each a fresh cluster again, by the
+    binaries whose template it copies and the temp directory it is in; removed with the
+    process (private_dir)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.roots: dict[tuple[Path, str], list[Path]] = {}
+
+    def take(self, bindir: Path) -> Path | None:
+        with self.lock:
+            roots = self.roots.get((bindir, tempfile.gettempdir()), [])
+            while roots:
+                root = roots.pop()
+                if (root / "data").is_dir():
+                    return root
+                remove(root)  # removed from outside meanwhile: forgotten
+            return None
+
+    def give(self, bindir: Path, root: Path) -> None:
+        with self.lock:
+            self.roots.setdefault((bindir, str(root.parent)), []).append(root)
+
+
+_stopped = _StoppedServers()
+
+
 def _chown_tree(root: Path, user: str) -> None:
     shutil.chown(root, user)
     for path in root.rglob("*"):
@@ -99,8 +129,8 @@ _reachable: dict[Path, Path] = {}  # bindir -> itself, or a copy of it that `nob
 def _reachable_bindir(bindir: Path) -> Path:
     """`bindir`, or a copy of its installation (bin, lib, share) that `nobody` can run."""
     with _templates_lock:
-        if bindir in _reachable:
-            return _reachable[bindir]
+        if bindir in _reachable and (_reachable[bindir] / "initdb").is_file():
+            return _reachable[bindir]  # (a copy removed from outside is made again)
         probe = subprocess.run(["runuser", "-u", UNPRIVILEGED, "--", "test", "-x",
                                 str(bindir / "initdb")], capture_output=True, check=False)
         if probe.returncode == 0:
@@ -142,23 +172,27 @@ class PostgresServer:
     The data directory is a copy of one initdb cluster per process, never started:
     initdb writes the same files every time (bar the random system identifier and the
     creation time in pg_control and the WAL's page headers), so a copy is a fresh
-    cluster, at a fraction of initdb's time."""
+    cluster, at a fraction of initdb's time. A stopped server's directory is made that
+    copy again at once (membench.backends.fresh_copy: its files rewritten, what the server
+    added deleted) and the process's next server starts in it."""
 
     def __init__(self) -> None:
         self._as_root = os.geteuid() == 0
         self.bindir = find_bindir()
         self._process: subprocess.Popen | None = None
-        self.root = private_dir("pg")  # 0700; owned by `nobody` when run as root
+        if self._as_root:
+            self.bindir = _reachable_bindir(self.bindir)
+        # 0700; owned by `nobody` when run as root
+        self.root = _stopped.take(self.bindir) or private_dir("pg")
         self.data = self.root / "data"
         self.socket_dir = self.root
         try:
-            if self._as_root:
-                self.bindir = _reachable_bindir(self.bindir)
             self._own(self.root)
-            template, self._password = self._template()
-            shutil.copytree(template, self.data, symlinks=True)
-            if self._as_root:
-                _chown_tree(self.data, UNPRIVILEGED)
+            self._template_dir, self._password = self._template()
+            if not self.data.exists():
+                shutil.copytree(self._template_dir, self.data, symlinks=True)
+                if self._as_root:
+                    _chown_tree(self.data, UNPRIVILEGED)
             self._start()
         except BaseException:
             self.close()
@@ -172,6 +206,8 @@ class PostgresServer:
 
     def _template(self) -> tuple[Path, str]:
         with _templates_lock:
+            if self.bindir in _templates and not _templates[self.bindir][0].is_dir():
+                del _templates[self.bindir]  # removed from outside (a test's temp dir)
             if self.bindir not in _templates:
                 root = private_dir("pg-template")  # removed when the process ends
                 password = run_secret()
@@ -258,7 +294,23 @@ class PostgresServer:
             stop_server(process, signal.SIGINT, STOP_SECONDS)
 
     def close(self) -> None:
-        """Stops the server and removes its directory, whatever signal arrives meanwhile."""
+        """Stops the server and makes its directory a fresh cluster again for the next
+        (or removes it), whatever signal arrives meanwhile."""
         with deferred():
             self._stop()
-            remove(self.root)
+            template = getattr(self, "_template_dir", None)
+            try:
+                if template is None or not self.data.is_dir():
+                    raise FileNotFoundError(self.data)
+                for entry in self.root.iterdir():  # its log, its record, a killed one's socket
+                    if entry.name in (OWNER_FILE, self.data.name):
+                        continue
+                    if entry.is_dir() and not entry.is_symlink():
+                        shutil.rmtree(entry)
+                    else:
+                        entry.unlink()
+                refresh(self.data, template, UNPRIVILEGED if self._as_root else None)
+            except Exception:
+                remove(self.root)
+                return
+            _stopped.give(self.bindir, self.root)

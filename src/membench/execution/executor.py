@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from membench.execution.errors import ClusterError
 from membench.execution.identity import source_digest
 from membench.execution.placement import Placement, available_cores, placement_for
+from membench.execution.queue import Follow, Followed, UnitQueue, Waiting
 from membench.plugins import loaded_plugins
 
 U = TypeVar("U")
@@ -40,6 +41,12 @@ class _Progress:
         self.size_left, self.size_done = float(sum(sizes)), 0.0
         self.done, self.start = 0, clock()
         self.lock = threading.Lock()
+
+    def add(self, sizes: Sequence[float]) -> None:
+        """Follow-ups a finished unit listed: more units to count."""
+        with self.lock:
+            self.total += len(sizes)
+            self.size_left += float(sum(sizes))
 
     def finished(self, name: str, size: float = 1.0) -> None:
         with self.lock:  # the automatic placement's timed unit ends beside the others
@@ -75,14 +82,17 @@ class InProcess:
 
     def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
             label: str, name: Callable[[U], str] = str, sizes: Sequence[float] | None = None,
-            progress: _Progress | None = None) -> list[R]:
+            progress: _Progress | None = None, follow: Follow | None = None) -> list[Any]:
+        """follow: a finished unit's follow-ups (membench.execution.queue); with it, each
+        result is a Followed."""
         sizes = _sizes(units, sizes)
         progress = progress or _Progress(label, sizes, self.say)
-        results = []
-        for unit, size in zip(units, sizes, strict=True):
-            results.append(function(shared, unit))
-            progress.finished(name(unit), size)
-        return results
+        queue = UnitQueue(units, sizes, follow)
+        while queue:
+            item = queue.pop()
+            progress.add(queue.finish(item, function(shared, item.unit)))
+            progress.finished(name(item.unit), item.size)
+        return queue.results()
 
 
 def _shared(pickled: bytes) -> bytes:
@@ -189,56 +199,104 @@ class _WorkerWatch:
                            f"nothing was written")
 
 
+class _Threads:
+    """Which worker has a thread free, by this map's own count of the units it gave each.
+
+    Dask's own placement did not keep the units' order: a task that depends on the shared
+    inputs goes to the worker holding them unless its group is large enough to queue, and
+    queued ones go two to a one-thread worker as their dependency's dependents (a set)
+    come up. On the default story's backends stage two workers started PostgreSQL's unit,
+    the second costliest, last. So a unit is submitted only when a thread is free for it,
+    in the units' order, pinned to that worker loosely (elsewhere if it leaves)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.busy: dict[str, int] = {}
+
+    def free(self) -> str | None:
+        """The worker with the most threads free (its address), or None."""
+        spare = {address: threads - self.busy.get(address, 0)
+                 for address, threads in self.client.nthreads().items()}
+        best = max(sorted(spare), key=lambda address: spare[address], default=None)
+        return best if best is not None and spare[best] > 0 else None
+
+    def take(self, address: str) -> None:
+        self.busy[address] = self.busy.get(address, 0) + 1
+
+    def give_back(self, address: str) -> None:
+        self.busy[address] -= 1
+
+
 class OnDask:
     """Units as tasks of a distributed Client; the shared inputs, pickled, one task every
-    unit depends on (held by the scheduler, so recomputed if the worker holding it dies)."""
+    unit depends on (held by the scheduler, so recomputed if the worker holding it dies).
+    A unit is submitted when a worker has a thread free for it (_Threads)."""
 
     def __init__(self, client: Any, placement: Placement, say: Say) -> None:
         self.client, self.placement, self.say = client, placement, say
 
     def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
             label: str, name: Callable[[U], str] = str, sizes: Sequence[float] | None = None,
-            progress: _Progress | None = None, pickled: bytes | None = None) -> list[R]:
-        """pickled: `shared` already pickled (pickled_inputs), taken instead of it."""
+            progress: _Progress | None = None, pickled: bytes | None = None,
+            follow: Follow | None = None) -> list[Any]:
+        """pickled: `shared` already pickled (pickled_inputs), taken instead of it; follow:
+        as InProcess.map's."""
         import uuid
-        import warnings
 
         from distributed import as_completed
         from distributed.scheduler import KilledWorker
 
         sizes = _sizes(units, sizes)
         run = uuid.uuid4().hex[:12]
-        with warnings.catch_warnings():  # the shared inputs are large by design
-            for said in (".*[Ll]arge object", ".*[Ll]arge graph", ".*task graph"):
-                warnings.filterwarnings("ignore", message=said)
+        with _quiet_dask():
             inputs = self.client.submit(_shared, pickled or pickled_inputs(shared),
                                         key=f"{label}-inputs-{run}", pure=False)
-            plugins = loaded_plugins()
-            # in the units' order (a stage lists its longest first): Dask's own order
-            # for independent tasks left the longest for the end
-            futures = [self.client.submit(_in_worker, plugins, function, inputs, unit, run,
-                                          pure=False, priority=len(units) - index,
-                                          key=f"{label}-{index}-{run}")
-                       for index, unit in enumerate(units)]
-        names = {future.key: (name(unit), size)
-                 for future, unit, size in zip(futures, units, sizes, strict=True)}
+        plugins = loaded_plugins()
+        threads = _Threads(self.client)
+        queue = UnitQueue(units, sizes, follow)
+        futures: list[Any] = []
+        # a submitted unit's key -> what it is, the worker it was given
+        submitted: dict[str, tuple[Waiting, str]] = {}
+        completed = as_completed([], loop=self.client.loop)
+
+        def submit_while_free() -> None:
+            while queue:
+                address = threads.free()
+                if address is None:
+                    return
+                item = queue.pop()
+                with _quiet_dask():
+                    future = self.client.submit(
+                        _in_worker, plugins, function, inputs, item.unit, run,
+                        pure=False, key=f"{label}-{len(futures)}-{run}", workers=[address],
+                        allow_other_workers=True)
+                threads.take(address)
+                submitted[future.key] = (item, address)
+                futures.append(future)
+                completed.add(future)
+
         progress = progress or _Progress(label, sizes, self.say)
         watch = _WorkerWatch(self.client, self.placement, label)
         try:
-            completed = as_completed(futures, loop=self.client.loop)
+            submit_while_free()
             waited_since = time.monotonic()
-            while not completed.is_empty():
+            while queue or not completed.is_empty():
                 if not completed.has_ready():  # as as_completed's own wait: 0.1 s polls
                     time.sleep(0.1)
                     if time.monotonic() - waited_since >= WATCH_SECONDS:
-                        watch.check(completed.count())
+                        watch.check(len(queue.waiting) + completed.count())
+                        submit_while_free()  # a worker may have joined or come back
                         waited_since = time.monotonic()
                     continue
                 future = next(completed)
                 if future.status == "error":
                     future.result()  # raises the unit's own exception
-                progress.finished(*names[future.key])
-            return [future.result() for future in futures]
+                item, address = submitted[future.key]
+                threads.give_back(address)
+                progress.add(queue.finish(item, future.result()))
+                submit_while_free()
+                progress.finished(name(item.unit), item.size)
+            return queue.results()
         except KilledWorker as error:
             raise ClusterError(f"{label}: a unit ended every worker that ran it ({error}); "
                                f"nothing was written") from None
@@ -246,6 +304,17 @@ class OnDask:
             self.client.cancel(futures + [inputs], force=True)
             with contextlib.suppress(Exception):  # sent, not awaited: a worker may be gone
                 self.client.run(_forget_inputs, run, wait=False)
+
+
+@contextlib.contextmanager
+def _quiet_dask() -> Iterator[None]:
+    """The shared inputs are large by design: no warning about large objects or graphs."""
+    import warnings
+
+    with warnings.catch_warnings():
+        for said in (".*[Ll]arge object", ".*[Ll]arge graph", ".*task graph"):
+            warnings.filterwarnings("ignore", message=said)
+        yield
 
 
 # Nothing configured: the units besides the timed one go to a private cluster when, at its
@@ -284,7 +353,9 @@ class Automatic:
 
     def map(self, function: Callable[[Any, U], R], shared: Any, units: Sequence[U], *,
             label: str, name: Callable[[U], str] = str, sizes: Sequence[float] | None = None,
-            progress: _Progress | None = None) -> list[R]:
+            progress: _Progress | None = None, follow: Follow | None = None) -> list[Any]:
+        """follow: as InProcess.map's; the timed unit's follow-ups run in this process
+        after it."""
         sizes = _sizes(units, sizes)
         progress = progress or _Progress(label, sizes, self.say)
         if not units:
@@ -294,7 +365,7 @@ class Automatic:
             self.say(f"{label}: {len(units)} units on {placement.describe()}")
             return OnDask(client, placement, self.say).map(
                 function, shared, units, label=label, name=name, sizes=sizes,
-                progress=progress)
+                progress=progress, follow=follow)
         timed = _timed_unit(sizes)
         others = [i for i in range(len(units)) if i != timed]
         rest, rest_sizes = [units[i] for i in others], [sizes[i] for i in others]
@@ -316,7 +387,7 @@ class Automatic:
                      f"{placement.describe()}")
             return OnDask(client, placement, self.say).map(
                 function, shared, rest, label=label, name=name, sizes=rest_sizes,
-                progress=progress, pickled=pickled)
+                progress=progress, pickled=pickled, follow=follow)
 
         early = _EarlyStart(lambda: self._cluster(workers, temp), on_cluster, after)
         start = time.monotonic()
@@ -326,14 +397,29 @@ class Automatic:
             first = time.monotonic() - start
             started_early = early.stop()
         progress.finished(name(units[timed]), sizes[timed])
+        if follow is not None:
+            timed_result = self._follow_ups_here(function, shared, units[timed], timed_result,
+                                                 follow, name, progress)
         if started_early:
             results = early.results()
         elif workers < 2 or first * scale < AUTO_CLUSTER_SECONDS:
             results = InProcess(self.say).map(function, shared, rest, label=label, name=name,
-                                              sizes=rest_sizes, progress=progress)
+                                              sizes=rest_sizes, progress=progress,
+                                              follow=follow)
         else:
             results = on_cluster(f"took {_duration(first)} here")
         return results[:timed] + [timed_result] + results[timed:]
+
+    def _follow_ups_here(self, function: Callable[[Any, U], R], shared: Any, unit: U,
+                         result: R, follow: Follow, name: Callable[[U], str],
+                         progress: _Progress) -> Followed:
+        follow_ups = list(follow(unit, result))
+        progress.add([size for _, size in follow_ups])
+        done = []
+        for follow_up, size in follow_ups:
+            done.append(function(shared, follow_up))
+            progress.finished(name(follow_up), size)
+        return Followed(result, done)
 
 
 class _EarlyStart:
