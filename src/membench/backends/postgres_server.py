@@ -310,7 +310,7 @@ class PostgresServer:
                     else:
                         entry.unlink()
                 refresh(self.data, template, UNPRIVILEGED if self._as_root else None)
-            except Exception:
+            except (OSError, ValueError):  # (a symlink in it: ValueError) not reused
                 remove(self.root)
                 return
             _stopped.give(self.bindir, self.root)
