@@ -5,6 +5,7 @@ Not a test: machines here are shared and noisy, so compare placements within one
 
   python benchmarks/executor_bench.py [--stages backends users multiseed]
                                       [--workers 0 1 2 unset] [--params params.yaml]
+                                      [--repeat N]
   python benchmarks/executor_bench.py --embed [--workers 0 1 2]
 
 --embed measures dense work instead: the embed stage's default texts (after `dvc repro
@@ -19,6 +20,12 @@ same bytes for every placement (checked, machine-dependent cost files left out).
 is the largest VmHWM of any one process of the stage's tree (the stage, its workers, their
 servers), sampled every 0.5 s (the walk over /proc costs some CPU itself: compare
 placements, not machines).
+
+--repeat N runs the placements N times, interleaved (1, 2, unset, 1, 2, unset, ...), so that
+a spell of load on a shared machine falls on every placement alike; each cell gives the
+median wall time (the range when N > 1) and the largest peak, and the speed-up is the
+ratio of the medians. Two-worker runs of the users stage varied from 57.5 s to 67.5 s
+one after another here.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -133,6 +141,8 @@ def main() -> None:
     parser.add_argument("--workers", nargs="+", default=["0", "1", "2"])
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))
     parser.add_argument("--embed", action="store_true", help="measure embedding instead")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each placement, interleaved (median reported)")
     args = parser.parse_args()
     if args.embed:
         embed_rates(args.workers)
@@ -141,20 +151,34 @@ def main() -> None:
     print(f"| stage | {' | '.join(f'MEMBENCH_WORKERS={w}' for w in args.workers)} | "
           f"speed-up of the last over the one before |")
     print(f"|---|{'---|' * len(args.workers)}---|")
+    if args.repeat < 1:
+        raise SystemExit("--repeat must be at least 1")
     for name in args.stages:
-        cells, walls, written = [], [], []
-        for workers in args.workers:
-            with tempfile.TemporaryDirectory(prefix="executor-bench-") as directory:
-                out = Path(directory)
-                wall, peak = run_stage(name, stages[name], args.params.resolve(), workers, out)
-                print(f"{name}, MEMBENCH_WORKERS={workers}: {wall:.1f} s, "
-                      f"{peak / 1024:.0f} MiB", file=sys.stderr, flush=True)
-                written.append(_digests(out))
-            walls.append(wall)
-            cells.append(f"{wall:.1f} s, {peak / 1024:.0f} MiB")
+        runs: dict[str, list[tuple[float, int]]] = {workers: [] for workers in args.workers}
+        written = []
+        for _ in range(args.repeat):
+            for workers in args.workers:
+                with tempfile.TemporaryDirectory(prefix="executor-bench-") as directory:
+                    out = Path(directory)
+                    wall, peak = run_stage(name, stages[name], args.params.resolve(), workers,
+                                           out)
+                    print(f"{name}, MEMBENCH_WORKERS={workers}: {wall:.1f} s, "
+                          f"{peak / 1024:.0f} MiB", file=sys.stderr, flush=True)
+                    written.append(_digests(out))
+                runs[workers].append((wall, peak))
+        walls = [statistics.median(wall for wall, _ in runs[w]) for w in args.workers]
+        cells = [_cell(runs[w]) for w in args.workers]
         same = all(w == written[0] for w in written)
         print(f"| {name} | {' | '.join(cells)} | {walls[-2 if len(walls) > 1 else -1] / walls[-1]:.2f}x"
               f"{'' if same else ' (OUTPUTS DIFFER)'} |", flush=True)
+
+
+def _cell(runs: list[tuple[float, int]]) -> str:
+    """Median wall time (and the range of several runs), the largest peak."""
+    walls = sorted(wall for wall, _ in runs)
+    spread = f" ({walls[0]:.1f} to {walls[-1]:.1f})" if len(walls) > 1 else ""
+    return (f"{statistics.median(walls):.1f} s{spread}, "
+            f"{max(peak for _, peak in runs) / 1024:.0f} MiB")
 
 
 def _digests(out: Path) -> dict[str, str]:
