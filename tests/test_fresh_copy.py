@@ -123,3 +123,27 @@ def test_the_next_server_starts_in_the_last_one_s_directory_with_none_of_its_dat
     finally:
         tempfile.tempdir = before
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_a_template_made_again_is_not_given_the_last_template_s_directories():
+    """A new template has a new password: a directory refreshed from the old one would
+    start a server the run's password cannot enter."""
+    from membench.backends.postgres_server import PostgresServer
+
+    tmp = private_tmp()
+    before, tempfile.tempdir = tempfile.tempdir, str(tmp)
+    try:
+        first = PostgresServer()
+        old_template, old_root = first._template_dir, first.root
+        first.close()
+        shutil.rmtree(old_template.parent)  # as a test's temp directory going away would
+        second = PostgresServer()
+        try:
+            assert second._template_dir != old_template and second.root != old_root
+            with psycopg.connect(second.conninfo()) as connection:
+                assert connection.execute("SELECT 1").fetchone() == (1,)
+        finally:
+            second.close()
+    finally:
+        tempfile.tempdir = before
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -92,16 +92,16 @@ _templates_lock = threading.Lock()
 
 class _StoppedServers:
     """Directories of this process's stopped servers, each a fresh cluster again, by the
-    binaries whose template it copies and the temp directory it is in; removed with the
-    process (private_dir)."""
+    template it copies (a template made again has another path, and another password)
+    and the temp directory it is in; removed with the process (private_dir)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.roots: dict[tuple[Path, str], list[Path]] = {}
 
-    def take(self, bindir: Path) -> Path | None:
+    def take(self, template: Path) -> Path | None:
         with self.lock:
-            roots = self.roots.get((bindir, tempfile.gettempdir()), [])
+            roots = self.roots.get((template, tempfile.gettempdir()), [])
             while roots:
                 root = roots.pop()
                 if (root / "data").is_dir():
@@ -109,9 +109,9 @@ class _StoppedServers:
                 remove(root)  # removed from outside meanwhile: forgotten
             return None
 
-    def give(self, bindir: Path, root: Path) -> None:
+    def give(self, template: Path, root: Path) -> None:
         with self.lock:
-            self.roots.setdefault((bindir, str(root.parent)), []).append(root)
+            self.roots.setdefault((template, str(root.parent)), []).append(root)
 
 
 _stopped = _StoppedServers()
@@ -180,15 +180,16 @@ class PostgresServer:
         self._as_root = os.geteuid() == 0
         self.bindir = find_bindir()
         self._process: subprocess.Popen | None = None
+        self.root: Path | None = None
         if self._as_root:
             self.bindir = _reachable_bindir(self.bindir)
+        self._template_dir, self._password = self._template()
         # 0700; owned by `nobody` when run as root
-        self.root = _stopped.take(self.bindir) or private_dir("pg")
+        self.root = _stopped.take(self._template_dir) or private_dir("pg")
         self.data = self.root / "data"
         self.socket_dir = self.root
         try:
             self._own(self.root)
-            self._template_dir, self._password = self._template()
             if not self.data.exists():
                 shutil.copytree(self._template_dir, self.data, symlinks=True)
                 if self._as_root:
@@ -268,6 +269,8 @@ class PostgresServer:
                 and lines[7].strip() == "ready")
 
     def _log(self) -> str:
+        if self.root is None:  # initdb of the template: no server yet
+            return ""
         log = self.root / "server.log"
         return log.read_text(errors="replace")[-2000:].strip() if log.is_file() else ""
 
@@ -298,9 +301,9 @@ class PostgresServer:
         (or removes it), whatever signal arrives meanwhile."""
         with deferred():
             self._stop()
-            template = getattr(self, "_template_dir", None)
+            template = self._template_dir
             try:
-                if template is None or not self.data.is_dir():
+                if not self.data.is_dir():
                     raise FileNotFoundError(self.data)
                 for entry in self.root.iterdir():  # its log, its record, a killed one's socket
                     if entry.name in (OWNER_FILE, self.data.name):
@@ -313,4 +316,4 @@ class PostgresServer:
             except (OSError, ValueError):  # (a symlink in it: ValueError) not reused
                 remove(self.root)
                 return
-            _stopped.give(self.bindir, self.root)
+            _stopped.give(template, self.root)
