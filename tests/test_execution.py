@@ -278,6 +278,21 @@ def test_follow_ups_come_back_with_their_unit_wherever_they_ran(no_cluster_confi
     assert lines[-1].startswith("demo: 11/11 done"), lines
 
 
+def test_unconfigured_the_timed_unit_s_follow_ups_come_back_with_it(no_cluster_configured,
+                                                                  monkeypatch):
+    from membench.execution.queue import Followed
+
+    monkeypatch.setattr(executor_module, "available_cores", lambda: 1)
+    lines: list[str] = []
+    with executor("demo", 3, lines.append) as units:
+        assert isinstance(units, Automatic)
+        results = units.map(square_plus, 1, [5, 4, 2], label="demo", sizes=[5, 4, 2],
+                            follow=with_follow_ups)  # times the smallest, 2: two follow-ups
+    assert results == [Followed(26, [250001, 251002]), Followed(17, [160001]),
+                       Followed(5, [40001, 40402])]
+    assert lines[-1].startswith("demo: 8/8 done"), lines
+
+
 def test_a_follow_up_waits_before_the_first_smaller_unit():
     from membench.execution.queue import UnitQueue
 

@@ -30,8 +30,9 @@ def _entries(root: Path) -> tuple[set[Path], set[Path]]:
 
 def refresh(copy: Path, template: Path, owner: str | None = None) -> None:
     """Makes `copy` hold exactly `template`'s directories and files (their bytes and
-    modes) again. What the template lacks is removed; what it has is written over the
-    file of the same name, or created (then owned by `owner`, when given)."""
+    modes) again, or for the first time if it does not exist. What the template lacks is
+    removed; what it has is written over the file of the same name, or created (then
+    owned by `owner`, when given)."""
     directories, files = _entries(template)
     for directory, dirnames, filenames in os.walk(copy, topdown=False):
         relative = Path(directory).relative_to(copy)

@@ -117,12 +117,6 @@ class _StoppedServers:
 _stopped = _StoppedServers()
 
 
-def _chown_tree(root: Path, user: str) -> None:
-    shutil.chown(root, user)
-    for path in root.rglob("*"):
-        shutil.chown(path, user)
-
-
 _reachable: dict[Path, Path] = {}  # bindir -> itself, or a copy of it that `nobody` can run
 
 
@@ -190,14 +184,16 @@ class PostgresServer:
         self.socket_dir = self.root
         try:
             self._own(self.root)
-            if not self.data.exists():
-                shutil.copytree(self._template_dir, self.data, symlinks=True)
-                if self._as_root:
-                    _chown_tree(self.data, UNPRIVILEGED)
+            if not self.data.exists():  # else a stopped server's, already fresh
+                refresh(self.data, self._template_dir, self._server_account())
             self._start()
         except BaseException:
             self.close()
             raise
+
+    def _server_account(self) -> str | None:
+        """Who must own the server's files: `nobody` when run as root, else the caller."""
+        return UNPRIVILEGED if self._as_root else None
 
     def _own(self, directory: Path) -> None:
         """Run as root, the server's account must own its directory (still 0700)."""
@@ -312,7 +308,7 @@ class PostgresServer:
                         shutil.rmtree(entry)
                     else:
                         entry.unlink()
-                refresh(self.data, template, UNPRIVILEGED if self._as_root else None)
+                refresh(self.data, template, self._server_account())
             except (OSError, ValueError):  # (a symlink in it: ValueError) not reused
                 remove(self.root)
                 return

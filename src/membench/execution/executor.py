@@ -414,11 +414,11 @@ class Automatic:
                          result: R, follow: Follow, name: Callable[[U], str],
                          progress: _Progress) -> Followed:
         follow_ups = list(follow(unit, result))
-        progress.add([size for _, size in follow_ups])
-        done = []
-        for follow_up, size in follow_ups:
-            done.append(function(shared, follow_up))
-            progress.finished(name(follow_up), size)
+        sizes = [size for _, size in follow_ups]
+        progress.add(sizes)
+        done = InProcess(self.say).map(function, shared, [up for up, _ in follow_ups],
+                                       label=progress.label, name=name, sizes=sizes,
+                                       progress=progress)
         return Followed(result, done)
 
 
