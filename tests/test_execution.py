@@ -626,3 +626,35 @@ def test_shared_inputs_travel_by_pickle_unless_a_worker_could_not_import_them(mo
     loaded = subprocess.run([sys.executable, "-c", code], input=pickled_inputs([Local()]),
                             capture_output=True, check=True)
     assert loaded.stdout.strip() == b"Local"
+
+
+def _http_port(dask_worker) -> int:
+    return dask_worker.http_server.port
+
+
+def test_a_private_cluster_serves_no_http_page_and_takes_only_its_own_certificate():
+    """Each node of a private cluster listens for HTTP on loopback, where any account may
+    ask: it answers no page there (Dask's would show the workers, the logs and the units'
+    exceptions). Its comms take a client holding the run's certificate, no other."""
+    import urllib.error
+    import urllib.request
+
+    from distributed import Client
+    from distributed.security import Security
+
+    from membench.execution.local import local_client
+
+    with local_client(1) as client:
+        scheduler = client.cluster.scheduler
+        ports = [scheduler.http_server.port, *client.run(_http_port).values()]
+        assert len(ports) == 2
+        for port in ports:
+            for path in ("/info/main/workers.html", "/info/main/logs.html", "/json/counts.json",
+                         "/metrics", "/health", "/statics/css/base.css"):
+                with pytest.raises(urllib.error.HTTPError) as refused:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10)
+                assert refused.value.code == 404, (port, path)
+        assert scheduler.address.startswith("tls://127.0.0.1:")
+        assert client.submit(operator.add, 1, 2).result() == 3  # the run's own client
+        with pytest.raises((OSError, TimeoutError)):
+            Client(scheduler.address, security=Security.temporary(), timeout=5)

@@ -1,6 +1,7 @@
 """A private Dask LocalCluster: worker processes of this account only, on loopback, every
 connection TLS with a certificate made in memory for this run (another account on the
-machine cannot submit work to it), no dashboard, its files in a private directory."""
+machine cannot submit work to it), no dashboard nor any other HTTP page, its files in a
+private directory."""
 
 from __future__ import annotations
 
@@ -65,18 +66,26 @@ def local_client(workers: int, environment: dict[str, str] | None = None) -> Ite
         security = Security.temporary()
         # The scheduler's files in the private directory too. No statistical profiler (a
         # thread sampling every worker's stack every 10 ms, for a dashboard never shown).
+        # No HTTP routes: the scheduler and each worker always listen for HTTP, in plain
+        # text on loopback, where any account may ask; Dask's routes would show it the
+        # workers, the logs and the units' exceptions (the story's text among them).
         # Workers keep one BLAS thread each but not Dask's MALLOC_TRIM_THRESHOLD_ of 64 KiB:
         # glibc then returns every freed numpy buffer to the kernel, and the encoder ran
         # 45% slower (benchmarks/executor_bench.py --embed).
         with dask.config.set({"temporary-directory": str(directory),
                               "distributed.worker.profile.enabled": False,
+                              "distributed.scheduler.http.routes": [],
+                              "distributed.worker.http.routes": [],
                               "distributed.nanny.pre-spawn-environ": {
                                   name: 1 for name in BLAS_THREADS}}):
             cluster = LocalCluster(
                 n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                 protocol="tls://", security=security, dashboard_address=None,
                 local_directory=str(directory), silence_logs=50,
-                worker_dashboard_address=None, env=environment or {})
+                worker_dashboard_address=None, env=environment or {},
+                # its HTTP port any free one, not 8787: a second cluster on the machine
+                # then warns of no port in use
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
         client = Client(cluster, security=security)
         client.register_plugin(plugin)
         client.wait_for_workers(workers, timeout=WORKER_START_TIMEOUT)
