@@ -158,7 +158,8 @@ def test_a_system_writing_through_the_model_replays_from_the_cache(server, defau
     """mem0 with `infer=True` (its own extraction prompt) and LangMem's memory manager (its
     tool calls): each exchange asks the real server through the cache; the same run with no
     model then replays them, with the same outcomes and the same at-rest rows."""
-    from membench.commands.systems_run import deployment_users, fork_in
+    from membench.commands.system_units import fork_in
+    from membench.commands.systems_run import deployment_users
     from membench.io.at_rest import backend_files
     from membench.plugins import load_plugins
     from membench.systems.base import FORGET_API, SYSTEMS

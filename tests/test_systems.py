@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from backend_helpers import _vector
 
-from membench.commands.systems_run import fork_in
+from membench.commands.system_units import fork_in
 from membench.io.at_rest import backend_files
 from membench.io.system_tables import system_at_rest_table, system_outcomes_table
 from membench.io.tables import OUTCOMES_SCHEMA
@@ -349,3 +349,34 @@ def test_a_system_given_whole_exchanges_writes_each_before_it_is_read(tmp_path):
     assert system.written[-1] == ["user"] and len(system.written) == 4
     system.close()
     assert len(system.written) == 4
+
+
+@pytest.mark.slow
+def test_systems_on_two_workers_give_the_runs_of_one_process(default_run, default_params,
+                                                             monkeypatch):
+    """Each system in each mode, on the story and on the deployment, is a unit of the
+    executor: two Dask workers give the same runs, in the same order, as the stage's own
+    process (membench.commands.system_units)."""
+    from dataclasses import replace
+
+    from membench.commands.systems_run import deployment_users, run_named_systems
+    from membench.retrieval.embedding_cache import EmbeddingCache
+    from membench.systems.run import system_texts
+
+    p = replace(default_params, systems=replace(
+        default_params.systems, names=("mem0_faiss", "langgraph_sqlite")))
+    users = deployment_users(p, default_run.corpus.files)
+    texts = list(dict.fromkeys(system_texts(default_run.scenario) + [
+        text for user in users for text in system_texts(user.scenario)]))
+    cache = EmbeddingCache()
+    for text, vector in zip(texts, embed(texts), strict=True):
+        cache.put(p.embedding.model, text, vector)
+    runs = {}
+    for workers in ("0", "2"):
+        monkeypatch.setenv("MEMBENCH_WORKERS", workers)
+        runs[workers] = run_named_systems(p, default_run.scenario, count_tokens, cache,
+                                          lambda _: None, users)
+    assert [(r.system, r.mode) for r in runs["0"].runs] == [
+        (name, mode) for name in p.systems.names for mode in (FORGET_TURN, FORGET_API)]
+    assert len(runs["0"].deployment) == 4
+    assert runs["2"] == runs["0"]

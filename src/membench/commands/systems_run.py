@@ -3,17 +3,20 @@ the systems stage (with its persistent vector cache) and `membench bench --syste
 
 from __future__ import annotations
 
-import shutil
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
-from membench.cleanup.private_temp import private_dir, remove
+from membench.commands.system_units import (
+    SystemsInputs,
+    SystemUnit,
+    asks_model,
+    run_system_unit,
+    unit_size,
+)
 from membench.execution.embedding import embed_missing
-from membench.io.at_rest import backend_files
+from membench.execution.executor import executor
 from membench.io.scenario_file import scenario_toml
-from membench.io.write_watch import WriteWatch
 from membench.params import Params, ParamsError
 from membench.plugins import load_plugins
 from membench.retrieval.embedding_cache import EmbeddingCache
@@ -24,8 +27,8 @@ from membench.scenario.model import Scenario
 from membench.scenario.spec import parse_scenario_spec
 from membench.scoring.bench import CountTokens, Progress
 from membench.systems.base import FORGET_MODES, SYSTEMS, AskModel, SystemUnavailable
-from membench.systems.deployment import DeploymentRun, run_system_deployment
-from membench.systems.run import SystemFailed, SystemRun, run_system, system_texts
+from membench.systems.deployment import DeploymentRun
+from membench.systems.run import SystemRun, system_texts
 from membench.systems.summary import not_run, ran
 
 
@@ -92,70 +95,37 @@ def run_named_systems(p: Params, scenario: Scenario, count_tokens: CountTokens,
             text for user in users for text in system_texts(user.scenario)]))
         progress(f"systems: {len(texts)} texts, {len(cache.missing(model, texts))} to embed "
                  f"with {model}")
-
-        def embed(batch):
-            """Cached vectors; a text no turn or probe holds is embedded now, and cached."""
-            batch = list(batch)
-            embed_missing(cache, model, batch, batch_size, progress)
-            return cache.embed(model, batch, _nothing_missing)
-
-        embed(texts)
-        workdir = private_dir("systems")  # 0700; removed however the run ends
-        # the names in workdir the systems may write: the directory's own marker, then theirs
-        allowed = {entry.name for entry in workdir.iterdir()}
-        watch = WriteWatch.start()
-        try:
-            for name in runnable:
-                system_class = SYSTEMS[name]
-                if system_class.asks_model:
-                    system_class = system_class.with_model(ask, p.model.seed)
-                system_runs = []
-                for mode in FORGET_MODES:
-                    directory = workdir / f"{name}-{mode}"
-                    directory.mkdir()
-                    allowed.add(directory.name)
-                    try:
-                        system_runs.append(run_system(
-                            system_class, scenario, mode, p.policies, embed, count_tokens,
-                            directory, backend_files, fork_in(workdir, allowed), progress))
-                    except SystemFailed as error:
-                        raise ValueError(str(error)) from error
-                deployed = []
-                for mode in FORGET_MODES if users else ():
-                    directory = workdir / f"{name}-{mode}-users"
-                    directory.mkdir()
-                    allowed.add(directory.name)
-                    try:
-                        deployed.append(run_system_deployment(
-                            system_class, users, mode, p.policies, embed, directory,
-                            backend_files, fork_in(workdir, allowed), progress))
-                    except SystemFailed as error:
-                        raise ValueError(str(error)) from error
-                outside = watch.written(workdir, allowed)
-                if outside:
-                    shown = ", ".join(outside[:5]) + (" ..." if len(outside) > 5 else "")
-                    raise ValueError(f"system {name} wrote outside its directory: {shown}")
-                entries[name] = ran(SYSTEMS[name], system_runs, deployed)
-                done.runs += system_runs
-                done.deployment += deployed
-        finally:
-            remove(workdir)
+        embed_missing(cache, model, texts, batch_size, progress)
+        inputs = SystemsInputs(scenario, tuple(users), p.policies, model,
+                               cache.subset(model, texts), count_tokens, progress,
+                               model_seed=p.model.seed)
+        units = [SystemUnit(name, mode, deployment)
+                 for name in runnable for deployment in ((False, True) if users else (False,))
+                 for mode in FORGET_MODES]
+        results = dict(zip(units, _run_units(inputs, units, ask), strict=True))
+        for name in runnable:
+            system_runs = [results[u] for u in units if u.system == name and not u.deployment]
+            deployed = [results[u] for u in units if u.system == name and u.deployment]
+            entries[name] = ran(SYSTEMS[name], system_runs, deployed)
+            done.runs += system_runs
+            done.deployment += deployed
     done.entries = [entries[name] for name in p.systems.names]
     done.users = len(users)
     return done
 
 
-def _nothing_missing(texts):
-    raise AssertionError(f"{len(texts)} texts were not embedded first")
-
-
-def fork_in(workdir: Path, allowed: set[str] | None = None):
-    """Copies a system's directory into workdir for one remedy (run.Fork); the copy's name
-    joins `allowed`."""
-    def fork(directory: Path, remedy: str) -> Path:
-        copy = workdir / f"{directory.name}-{remedy}"
-        shutil.copytree(directory, copy)
-        if allowed is not None:
-            allowed.add(copy.name)
-        return copy
-    return fork
+def _run_units(inputs: SystemsInputs, units: list[SystemUnit], ask: AskModel | None) -> list:
+    """Each unit's run, in the units' order: those of systems that ask the model here
+    (with `ask`), the others wherever the executor places them."""
+    asking = [u for u in units if asks_model(u)]
+    others = [u for u in units if not asks_model(u)]
+    found: dict[SystemUnit, object] = {}
+    if others:
+        with executor("systems", len(others), inputs.say) as where:  # membench.execution
+            found.update(zip(others, where.map(
+                run_system_unit, inputs, others, label="systems", name=SystemUnit.describe,
+                sizes=[unit_size(inputs, u) for u in others]), strict=True))
+    here = replace(inputs, ask=ask)
+    for unit in asking:
+        found[unit] = run_system_unit(here, unit)
+    return [found[unit] for unit in units]
