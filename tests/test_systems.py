@@ -380,3 +380,62 @@ def test_systems_on_two_workers_give_the_runs_of_one_process(default_run, defaul
         (name, mode) for name in p.systems.names for mode in (FORGET_TURN, FORGET_API)]
     assert len(runs["0"].deployment) == 4
     assert runs["2"] == runs["0"]
+
+
+class _Noting(_NonText):
+    """Embeds, once, a note it makes up: a text no turn or probe holds (as a system's model
+    extracting a memory would)."""
+
+    id = "noting"
+    note = "a note that no turn of the story holds"
+
+    def observe(self, turn: Turn) -> None:
+        if not getattr(self, "noted", False):
+            self.noted = True
+            self.embed([self.note])
+
+    def context(self, user_id, question, k):
+        return []
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def test_a_text_a_system_makes_up_is_embedded_as_it_runs_and_joins_the_stage_s_cache(
+        default_run, default_params, monkeypatch):
+    """On a worker the unit's cache is a copy: the unit gives back what it embedded, the
+    real encoder's vector, and the stage's own cache (which it writes) gets it."""
+    import pickle
+    from dataclasses import replace
+
+    from membench.commands.system_units import SystemsInputs, SystemUnit, run_system_unit
+    from membench.commands.systems_run import run_named_systems
+    from membench.retrieval import embedding
+    from membench.retrieval.embedding_cache import EmbeddingCache, text_sha256
+    from membench.systems.run import system_texts
+
+    model = default_params.embedding.model
+    texts = list(dict.fromkeys(system_texts(default_run.scenario)))
+    SYSTEMS.add(_Noting.id, _Noting)
+    try:
+        cache = EmbeddingCache()
+        for text, vector in zip(texts, embed(texts), strict=True):
+            cache.put(model, text, vector)
+        inputs = SystemsInputs(default_run.scenario, (), default_params.policies, model, 8,
+                               cache, count_tokens, _quiet)
+        copy = pickle.loads(pickle.dumps(inputs))  # what a worker unpickles
+        result = run_system_unit(copy, SystemUnit(_Noting.id, FORGET_TURN, False))
+        [(text, vector)] = result.embedded
+        expected = embedding.embed([_Noting.note], embedding.load_model(model))[0]
+        assert text == _Noting.note
+        np.testing.assert_array_equal(vector, expected)
+        assert (model, text_sha256(_Noting.note)) not in cache
+
+        monkeypatch.setenv("MEMBENCH_WORKERS", "0")
+        p = replace(default_params, systems=replace(default_params.systems,
+                                                    names=(_Noting.id,)))
+        run_named_systems(p, default_run.scenario, count_tokens, cache, _quiet)
+        np.testing.assert_array_equal(cache.embed(model, [_Noting.note], None)[0], expected)
+    finally:
+        SYSTEMS._entries.pop(_Noting.id)

@@ -11,11 +11,14 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from membench.cleanup.private_temp import private_dir, remove
 from membench.io.at_rest import backend_files
 from membench.io.write_watch import WriteWatch
 from membench.memory.policies import PolicySettings
 from membench.plugins import load_plugins
+from membench.retrieval import embedding
 from membench.retrieval.embedding_cache import EmbeddingCache
 from membench.scenario.deployment import UserScenario
 from membench.scenario.model import Scenario
@@ -47,7 +50,10 @@ class SystemsInputs:
     users: tuple[UserScenario, ...]
     settings: PolicySettings
     model: str  # the embedding model's id
-    vectors: EmbeddingCache  # every text the systems embed, embedded before any unit runs
+    batch_size: int
+    # the stage's cache, every turn and probe already in it; a text a system makes up (a
+    # memory its model extracted) is embedded when the system asks for it
+    vectors: EmbeddingCache
     count_tokens: CountTokens
     say: Progress
     ask: AskModel | None = None  # the stage's process only: never sent to a worker
@@ -65,7 +71,15 @@ def unit_size(inputs: SystemsInputs, unit: SystemUnit) -> float:
     return float(len(inputs.scenario.exchanges))
 
 
-def run_system_unit(inputs: SystemsInputs, unit: SystemUnit) -> SystemRun | DeploymentRun:
+@dataclass(frozen=True)
+class SystemUnitResult:
+    run: SystemRun | DeploymentRun
+    # the texts this unit embedded, not known before it ran, and their vectors: a worker's
+    # cache is a copy, so they go back to the stage's, which the stage writes
+    embedded: tuple[tuple[str, np.ndarray], ...]
+
+
+def run_system_unit(inputs: SystemsInputs, unit: SystemUnit) -> SystemUnitResult:
     load_plugins("systems")  # on a worker too: plugin systems register on import
     system_class = SYSTEMS[unit.system]
     if system_class.asks_model:
@@ -74,8 +88,18 @@ def run_system_unit(inputs: SystemsInputs, unit: SystemUnit) -> SystemRun | Depl
                              "process only")
         system_class = system_class.with_model(inputs.ask, inputs.model_seed)
 
+    embedded: dict[str, np.ndarray] = {}
+
     def embed(batch):
-        return inputs.vectors.embed(inputs.model, list(batch), _nothing_missing)
+        """Cached vectors; a text no turn or probe holds is embedded now, here (the
+        same bytes as anywhere: membench.retrieval.embedding), and cached."""
+        batch = list(batch)
+        missing = inputs.vectors.missing(inputs.model, batch)
+        if missing:
+            embedding.embed_missing(inputs.vectors, inputs.model, missing, inputs.batch_size)
+            embedded.update(zip(missing, inputs.vectors.embed(inputs.model, missing,
+                                                               _nothing_missing), strict=True))
+        return inputs.vectors.embed(inputs.model, batch, _nothing_missing)
 
     workdir = private_dir("systems")  # 0700; removed however the unit ends
     try:
@@ -101,7 +125,7 @@ def run_system_unit(inputs: SystemsInputs, unit: SystemUnit) -> SystemRun | Depl
         if outside:
             shown = ", ".join(outside[:5]) + (" ..." if len(outside) > 5 else "")
             raise ValueError(f"system {unit.system} wrote outside its directory: {shown}")
-        return done
+        return SystemUnitResult(done, tuple(embedded.items()))
     finally:
         remove(workdir)
 

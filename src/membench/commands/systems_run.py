@@ -96,9 +96,8 @@ def run_named_systems(p: Params, scenario: Scenario, count_tokens: CountTokens,
         progress(f"systems: {len(texts)} texts, {len(cache.missing(model, texts))} to embed "
                  f"with {model}")
         embed_missing(cache, model, texts, batch_size, progress)
-        inputs = SystemsInputs(scenario, tuple(users), p.policies, model,
-                               cache.subset(model, texts), count_tokens, progress,
-                               model_seed=p.model.seed)
+        inputs = SystemsInputs(scenario, tuple(users), p.policies, model, batch_size, cache,
+                               count_tokens, progress, model_seed=p.model.seed)
         units = [SystemUnit(name, mode, deployment)
                  for name in runnable for deployment in ((False, True) if users else (False,))
                  for mode in FORGET_MODES]
@@ -128,4 +127,7 @@ def _run_units(inputs: SystemsInputs, units: list[SystemUnit], ask: AskModel | N
     here = replace(inputs, ask=ask)
     for unit in asking:
         found[unit] = run_system_unit(here, unit)
-    return [found[unit] for unit in units]
+    for unit in units:  # what workers embedded joins the stage's cache (here: already in)
+        for text, vector in found[unit].embedded:
+            inputs.vectors.put(inputs.model, text, vector)
+    return [found[unit].run for unit in units]
