@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from membench.commands.system_units import (
     SystemsInputs,
     SystemUnit,
+    SystemUnitResult,
     asks_model,
     run_system_unit,
     unit_size,
@@ -118,7 +119,7 @@ def _run_units(inputs: SystemsInputs, units: list[SystemUnit], ask: AskModel | N
     (with `ask`), the others wherever the executor places them."""
     asking = [u for u in units if asks_model(u)]
     others = [u for u in units if not asks_model(u)]
-    found: dict[SystemUnit, object] = {}
+    found: dict[SystemUnit, SystemUnitResult] = {}
     if others:
         with executor("systems", len(others), inputs.say) as where:  # membench.execution
             found.update(zip(others, where.map(
