@@ -31,6 +31,7 @@ from membench.io.embedding_files import vectors_from_table
 from membench.io.inputs import read_parquet, read_scenario
 from membench.io.model_cache import cache_text, read_cache
 from membench.io.outputs import staged_outputs
+from membench.io.written_datasets import read_written
 from membench.memory.policies import build_policies
 from membench.retrieval.retrievers import IndexCache
 from membench.scoring.extraction import evaluate_extractors, reference_counts, sweep
@@ -77,7 +78,7 @@ def extraction(scenario: ScenarioDir, turns: TurnsFile, embeddings: EmbeddingsFi
     indexes = IndexCache(vectors=vectors_from_table(read_parquet(embeddings),
                                                     p.embedding.model))
     policies = build_policies(p.policies)
-    measured = read_parquet(outcomes, columns=["policy", "outcome"])
+    measured = read_written(outcomes, columns=["policy", "outcome"])
     references = reference_counts(zip(measured["policy"].to_pylist(),
                                       measured["outcome"].to_pylist()))
     data = {"configured": p.extractor,

@@ -23,17 +23,18 @@ from membench.commands.common import (
 )
 from membench.commands.parameters import read_params
 from membench.io.embedding_files import vectors_from_table
-from membench.io.inputs import read_parquet, read_scenario
+from membench.io.inputs import read_json, read_parquet, read_scenario
 from membench.io.outputs import staged_outputs
 from membench.io.tables import (
     audit_table,
     index_from_table,
-    outcome_tables,
+    partitioned_outcome_tables,
     records_from_table,
     split_outcomes,
     stored_table,
 )
 from membench.io.vocabulary import load_token_counter
+from membench.io.written_datasets import outcome_partition
 from membench.memory.policies import build_policies
 from membench.retrieval.retrievers import IndexCache
 from membench.scoring.audit import audit_days, run_audit
@@ -62,9 +63,13 @@ def policies(scenario: ScenarioDir, records: RecordsFile, index: IndexFile,
             stored_rows.extend(day.stored)
             yield from day.outcomes
 
+    user = read_json(scenario / "manifest.json").get("user")
+    partition_of = outcome_partition(built.seed, user, built.segments)
     with staged_outputs() as outputs:
-        written = outputs.parquet_streams(
-            [outcomes, contexts], map(split_outcomes, outcome_tables(outcome_rows())))
+        written = outputs.dataset_streams(
+            [outcomes, contexts],
+            ((partition, split_outcomes(table)) for partition, table
+             in partitioned_outcome_tables(outcome_rows(), partition_of)))
         progress(f"deletion audit on days {', '.join(map(str, audit_days(built)))}")
         audit_rows = run_audit(built, fact_records, policy_list, indexes)
         outputs.parquet(stored, stored_table(stored_rows))

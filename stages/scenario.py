@@ -14,6 +14,7 @@ from membench.io.scenario_file import read_scenario_source, scenario_sha256
 from membench.io.tables import scenario_tables
 from membench.scenario.given_manifest import format2_manifest
 from membench.scenario.sources import build_any
+from membench.scenario.spec import ScenarioSpec
 
 
 @fails_cleanly
@@ -40,6 +41,8 @@ def scenario(corpus: CorpusSnapshot, out: OutFile, params: ParamsFile = PARAMS_F
         "corpus_files": len(files),
         "lines_per_reply": p.scenario.lines_per_reply,
         **format2_manifest(source, built),  # nothing for a format-1 story
+        # the story's user, when it names one: the policies stage's partition
+        **({"user": source.user} if isinstance(source, ScenarioSpec) and source.user else {}),
     }
     with staged_outputs() as outputs:
         for name, table in scenario_tables(built).items():

@@ -25,6 +25,7 @@ from membench.backends.scanner import VECTOR_PIECE, Needle, scan, value_needles
 from membench.backends.sqlite_files import connect
 from membench.backends.summary import summary
 from membench.extraction.extractors import EXTRACTORS
+from membench.io.datasets import PART_FILE
 from membench.io.at_rest import backend_files, tree_bytes
 from membench.io.backend_tables import memory_index_from_parquet
 from membench.io.tables import outcomes_table
@@ -262,14 +263,18 @@ def test_the_parity_index_read_a_row_group_at_a_time_equals_the_one_of_the_rows(
         rows = run_bench(scenario, EXTRACTORS["perfect"](scenario), policies,
                          lambda texts: [0] * len(texts), IndexCache()).outcomes
     some = sorted({r.policy for r in rows})[::2]
-    for group_rows in (7, None):  # many row groups (read one at a time), then one
-        outcomes, contexts = write_outcome_files(rows, tmp_path, group_rows)
+    # many row groups (read one at a time) in a partition per day, then one in one
+    for group_rows, per_day in ((7, True), (None, False)):
+        outcomes, contexts = write_outcome_files(rows, tmp_path / str(group_rows), group_rows,
+                                                 per_day)
         assert memory_index_from_parquet(outcomes, contexts, some) == memory_index(rows, some)
     assert len(memory_index(rows, some)) < len(rows)
-    pq.write_table(outcomes_table(rows), outcomes)  # the older layout: contexts inside
+    (part,) = outcomes.rglob(PART_FILE)
+    pq.write_table(outcomes_table(rows), part)  # the older columns: contexts inside
     with pytest.raises(ValueError, match="expected schema"):
         memory_index_from_parquet(outcomes, contexts, some)
-    write_outcome_files(rows, tmp_path)
-    pq.write_table(pq.read_table(contexts).slice(1), contexts)
+    outcomes, contexts = write_outcome_files(rows, tmp_path / "short")
+    (part,) = contexts.rglob(PART_FILE)
+    pq.write_table(pq.read_table(part).slice(1), part)
     with pytest.raises(ValueError, match="rerun the policies stage"):
         memory_index_from_parquet(outcomes, contexts, some)

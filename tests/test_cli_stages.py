@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from membench.cli import app
 from membench.io import answer_tables, backend_tables, system_tables, tables
 from membench.io.datasets import read_user_batches
+from membench.io.written_datasets import read_written
 from membench.memory.policies import POLICIES
 
 # One worker runs the module: its `pipeline` fixture runs every stage.
@@ -147,8 +148,8 @@ def test_every_stage_succeeds_and_writes_its_outputs(pipeline):
     ("data/scenario/probes.parquet", tables.PROBES_SCHEMA),
     ("data/fact_records.parquet", tables.RECORDS_SCHEMA),
     ("data/index.parquet", tables.INDEX_SCHEMA),
-    ("data/outcomes.parquet", tables.OUTCOMES_FILE_SCHEMA),
-    ("data/contexts.parquet", tables.CONTEXTS_SCHEMA),
+    ("data/outcomes.parquet/_common_metadata", tables.OUTCOMES_FILE_SCHEMA),
+    ("data/contexts.parquet/_common_metadata", tables.CONTEXTS_SCHEMA),
     ("data/stored.parquet", tables.STORED_SCHEMA),
     ("data/audit.parquet", tables.AUDIT_SCHEMA),
     ("data/corpus.parquet", tables.CORPUS_SCHEMA),
@@ -238,10 +239,12 @@ def test_a_local_model_fills_the_cache_and_a_run_without_it_replays_it(pipeline,
 
 
 def test_outcomes_hold_one_row_per_policy_form_probe(pipeline):
+    """Read as hive readers do: the one user's partition, its seed and user as columns."""
     workspace, _ = pipeline
     outcomes = pq.read_table(workspace / "data/outcomes.parquet").to_pylist()
     assert len(outcomes) == len(POLICIES) * 80
     assert {r["form"] for r in outcomes} == {"literal", "paraphrase"}
+    assert {(r["seed"], r["user"]) for r in outcomes} == {(42, "user")}  # the story names none
     contexts = pq.read_table(workspace / "data/contexts.parquet").to_pylist()
     assert "context" not in outcomes[0] and len(contexts) == len(outcomes)
     full = [c for c in contexts if c["policy"] == "full_transcript" and c["day"] == 30]
@@ -262,8 +265,8 @@ def test_stage_outputs_match_the_in_memory_bench(pipeline, default_params):
                        lines_per_reply=FILLER_LINES)
     memory = run_in_memory(replace(default_params, scenario=scenario), root=workspace,
                            dense=True)
-    outcomes = pq.read_table(workspace / "data/outcomes.parquet")
-    contexts = pq.read_table(workspace / "data/contexts.parquet")
+    outcomes = read_written(workspace / "data/outcomes.parquet")
+    contexts = read_written(workspace / "data/contexts.parquet")
     assert contexts.select(tables.CONTEXT_KEYS).equals(outcomes.select(tables.CONTEXT_KEYS))
     staged = tables.result_from_tables(
         outcomes.add_column(tables.OUTCOMES_SCHEMA.get_field_index("context"),
@@ -429,6 +432,11 @@ def test_users_stage_and_report_section_on_a_generated_deployment(pipeline, tmp_
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     flags = ("--params", str(tmp_path / "params.yaml"))
     assert run("generate", "--out", str(story), *flags).exit_code == 0
+    scenario = tmp_path / "scenario"  # names its user: the policies stage's partition
+    result = stage("scenario", *flags, out=str(scenario))
+    assert result.exit_code == 0, result.output
+    assert json.loads((scenario / "manifest.json").read_text())["user"] == "u001"
+    assert "user" not in json.loads((workspace / "data/scenario/manifest.json").read_text())
     out = tmp_path / "users"
     result = stage("users", *flags, out=str(out), cache=str(tmp_path / "cache.parquet"))
     assert result.exit_code == 0, result.output

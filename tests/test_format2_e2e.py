@@ -33,8 +33,9 @@ def test_dvc_repro_runs_a_format2_scenario(repo_root, tmp_path):
         done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=300, check=False)
         assert done.returncode == 0, done.stdout + done.stderr
-    outcomes = pq.read_table(tmp_path / "data/outcomes.parquet")
+    outcomes = pq.read_table(tmp_path / "data/outcomes.parquet")  # a partition per scenario
     assert "evidence_outcome" in outcomes.schema.names
+    assert outcomes.column("user").to_pylist() == outcomes.column("scenario").to_pylist()
     rows = {(r["policy"], r["probe_id"]): r["outcome"] for r in outcomes.to_pylist()}
     assert rows[("profile", "city-4")] == "current"
     assert rows[("bm25_transcript", "city-4")] == "stale"

@@ -4,12 +4,14 @@ context: the contexts file is read only where the report shows one
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 
 import pyarrow.parquet as pq
 import pytest
 from outcome_files import write_outcome_files
 
+from membench.io.datasets import PART_FILE
 from membench.io.inputs import read_outcomes
 from membench.io.tables import (
     CONTEXT_KEYS,
@@ -20,12 +22,14 @@ from membench.io.tables import (
     split_outcomes,
     stored_table,
 )
+from membench.io.written_datasets import read_written
 
 
-@pytest.mark.parametrize("group_rows", [7, 1024])
-def test_contexts_are_kept_only_for_the_traced_outcomes(default_run, tmp_path, group_rows):
-    outcomes, contexts = write_outcome_files(default_run.result.outcomes, tmp_path,
-                                             group_rows)  # row groups cut anywhere
+@pytest.mark.parametrize(("group_rows", "user_per_day"), [(7, False), (1024, False), (7, True)])
+def test_contexts_are_kept_only_for_the_traced_outcomes(default_run, tmp_path, group_rows,
+                                                        user_per_day):
+    outcomes, contexts = write_outcome_files(  # row groups cut anywhere, partitions by day
+        default_run.result.outcomes, tmp_path, group_rows, user_per_day)
     table = read_outcomes(outcomes, contexts, frozenset({"stale"}))
     assert table.schema.equals(OUTCOMES_SCHEMA)
     rows = result_from_tables(table, stored_table(default_run.result.stored)).outcomes
@@ -38,10 +42,10 @@ def test_contexts_are_kept_only_for_the_traced_outcomes(default_run, tmp_path, g
 
 def test_no_context_at_all_when_none_is_asked_for(default_run, tmp_path):
     outcomes, contexts = write_outcome_files(default_run.result.outcomes, tmp_path)
-    contexts.unlink()  # not opened
+    shutil.rmtree(contexts)  # not opened
     table = read_outcomes(outcomes)
     assert set(table.column("context").to_pylist()) == {""}
-    assert table.drop_columns(["context"]).equals(pq.read_table(outcomes))
+    assert table.drop_columns(["context"]).equals(read_written(outcomes))
 
 
 def test_the_outcomes_file_holds_no_context_and_the_contexts_go_row_for_row(default_run):
@@ -53,10 +57,16 @@ def test_the_outcomes_file_holds_no_context_and_the_contexts_go_row_for_row(defa
     assert contexts.column("context").equals(full.column("context"))
 
 
-def test_an_outcomes_file_with_contexts_is_an_older_layout(default_run, tmp_path):
-    old = tmp_path / "outcomes.parquet"
+def test_outcomes_in_an_older_layout_are_refused(default_run, tmp_path):
+    old = tmp_path / "outcomes.parquet"  # one file, contexts inside
     pq.write_table(outcomes_table(default_run.result.outcomes), old)
-    with pytest.raises(ValueError, match="older membench; rerun the policies stage"):
+    with pytest.raises(ValueError, match="single file, written by an older membench"):
+        read_outcomes(old)
+    old.unlink()  # a dataset whose files hold the contexts
+    write_outcome_files(default_run.result.outcomes, tmp_path)
+    (part,) = old.rglob(PART_FILE)
+    pq.write_table(outcomes_table(default_run.result.outcomes), part)
+    with pytest.raises(ValueError, match="does not have the expected schema"):
         read_outcomes(old)
 
 
@@ -64,7 +74,7 @@ def test_a_missing_file_is_the_usual_one_line_error(default_run, tmp_path):
     with pytest.raises(FileNotFoundError, match="run the stage that writes it first"):
         read_outcomes(tmp_path / "nothing.parquet")
     outcomes, contexts = write_outcome_files(default_run.result.outcomes, tmp_path)
-    contexts.unlink()
+    shutil.rmtree(contexts)
     with pytest.raises(FileNotFoundError, match="contexts.parquet is missing"):
         read_outcomes(outcomes, contexts, frozenset({"stale"}))
 

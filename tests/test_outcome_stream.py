@@ -34,10 +34,17 @@ from membench.io.tables import (
     USER_OUTCOMES_SCHEMA,
     outcome_tables,
     outcomes_table,
+    partitioned_outcome_tables,
     split_outcomes,
     user_outcome_summary,
     user_outcomes_from_table,
     user_outcomes_table,
+)
+from membench.io.written_datasets import (
+    outcome_partition,
+    read_written,
+    row_groups,
+    written_files,
 )
 from membench.memory.policies import POLICIES
 from membench.plugins import load_plugins
@@ -112,6 +119,68 @@ def test_the_outcomes_and_their_contexts_are_streamed_in_the_same_row_groups(def
     expected = split_outcomes(outcomes_table(rows))
     assert [pq.read_table(path).equals(table) for path, table in zip(paths, expected,
                                                                      strict=True)] == [True] * 2
+
+
+def test_the_policies_datasets_hold_a_partition_per_user_read_back_in_the_order_written(
+        default_run, tmp_path):
+    """A format-2 story's scenarios are users of their own: their days' rows go to their
+    partition, in the order written (here names that sort the other way round), the two
+    datasets cut alike; hive readers see the same rows with seed and user."""
+    rows = default_run.result.outcomes
+    days = list(dict.fromkeys(row.day for row in rows))
+    segments = tuple((f"z{len(days) - i}", day, day) for i, day in enumerate(days))
+    partition_of = outcome_partition(42, None, segments)
+    paths = [tmp_path / "outcomes.parquet", tmp_path / "contexts.parquet"]
+    with staged_outputs() as outputs:
+        written = outputs.dataset_streams(paths, (
+            (partition, split_outcomes(table)) for partition, table
+            in partitioned_outcome_tables(rows, partition_of, chars_per_table=5_000)))
+    assert written == len(rows)
+    order = [partition_dir(42, sid) for sid, _, _ in segments]
+    assert [f.parent.relative_to(paths[0]).as_posix() for f in written_files(paths[0])] == order
+    expected = split_outcomes(outcomes_table(rows))
+    for path, table in zip(paths, expected, strict=True):
+        assert read_written(path).equals(table)
+    groups = [[parquet.metadata.row_group(g).num_rows for parquet, g in row_groups(path)]
+              for path in paths]
+    assert len(groups[0]) > len(days) and groups[0] == groups[1]
+    hive = ds.dataset(paths[0], partitioning="hive").to_table()
+    assert sorted(set(hive.column("user").to_pylist())) == sorted(s for s, _, _ in segments)
+    assert hive.num_rows == len(rows)
+    assert read_contexts(paths[1], [len(rows) - 1]) == {len(rows) - 1: rows[-1].context}
+    stray = paths[0] / partition_dir(42, "stray")  # not listed; then a listed one gone
+    stray.mkdir(parents=True)
+    pq.write_table(expected[0].slice(0, 1), stray / PART_FILE)
+    with pytest.raises(ValueError, match="is not listed"):
+        read_written(paths[0])
+    (stray / PART_FILE).rename(paths[0] / order[0] / PART_FILE)
+    (paths[0] / order[1] / PART_FILE).unlink()
+    with pytest.raises(ValueError, match="is missing"):
+        read_written(paths[0])
+
+
+def test_a_day_s_partition_is_its_scenario_s_else_the_story_s_user():
+    assert outcome_partition(7, "u001")(30) == "seed=7/user=u001"
+    assert outcome_partition(7, None)(30) == "seed=7/user=user"  # a story naming no one
+    of = outcome_partition(7, None, (("conv a/1", 1, 10), ("conv-b", 11, 20)))
+    assert [of(1), of(10), of(11), of(21)] == [
+        "seed=7/user=conv%20a%2F1", "seed=7/user=conv%20a%2F1", "seed=7/user=conv-b",
+        "seed=7/user=user"]
+
+
+def test_rows_of_a_partition_apart_are_refused_and_leave_nothing(default_run, tmp_path):
+    rows = default_run.result.outcomes
+    first = rows[0].day
+    apart = (lambda day: "seed=1/user=a" if day == first else "seed=1/user=b")
+    steps = partitioned_outcome_tables([*rows, rows[0]], apart, chars_per_table=5_000)
+    with pytest.raises(ValueError, match="do not come together"), \
+            staged_outputs() as outputs:
+        outputs.dataset_streams([tmp_path / "outcomes.parquet"],
+                                ((partition, (table,)) for partition, table in steps))
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="no table to write"), staged_outputs() as outputs:
+        outputs.dataset_streams([tmp_path / "outcomes.parquet"], iter(()))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_error_while_the_rows_are_made_is_its_own_and_leaves_nothing(default_run,

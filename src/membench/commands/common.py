@@ -26,9 +26,11 @@ CorpusSnapshot = Annotated[Path, typer.Option("--corpus", help="Corpus snapshot 
 ScenarioDir = Annotated[Path, typer.Option("--scenario", help="Scenario tables directory.")]
 RecordsFile = Annotated[Path, typer.Option("--records", help="Fact records (Parquet).")]
 IndexFile = Annotated[Path, typer.Option("--index", help="Tokenized corpora (Parquet).")]
-OutcomesFile = Annotated[Path, typer.Option("--outcomes", help="Probe outcomes (Parquet).")]
+OutcomesFile = Annotated[Path, typer.Option(
+    "--outcomes", help="Probe outcomes (a Parquet dataset partitioned by seed and user).")]
 ContextsFile = Annotated[Path, typer.Option(
-    "--contexts", help="The outcomes' injected contexts, row for row (Parquet).")]
+    "--contexts", help="The outcomes' injected contexts, row for row (a Parquet dataset "
+    "partitioned as the outcomes).")]
 StoredFile = Annotated[Path, typer.Option("--stored", help="Stored tokens (Parquet).")]
 AuditFile = Annotated[Path, typer.Option("--audit", help="Deletion audit (Parquet).")]
 OutFile = Annotated[Path, typer.Option("--out", help="Where this stage writes.")]

@@ -10,7 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from membench.io.inputs import read_contexts, read_parquet
+from membench.io.inputs import read_contexts
+from membench.io.written_datasets import read_written
 from membench.scoring.answers import AnswerRow, ReaderItem
 
 ANSWERS_SCHEMA = pa.schema([
@@ -40,7 +41,7 @@ def reader_items(outcomes: Path, contexts: Path, policies: Sequence[str],
     rows, and a context only where it is sent (at most max_context_tokens), read from
     the contexts file's row groups that hold one (read_contexts): a long story's whole
     transcripts are never all held."""
-    table = read_parquet(outcomes, READ_COLUMNS)
+    table = read_written(outcomes, READ_COLUMNS)
     chosen = pc.is_in(table.column("policy"), value_set=pa.array(sorted(set(policies)),
                                                                   pa.string()))
     rows = pc.indices_nonzero(chosen).to_pylist()

@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from membench.backends.at_rest import AtRestRow
 from membench.backends.parity import ParityRow, ProbeKey, context_digest
 from membench.backends.replay import RankingRow
-from membench.io.inputs import read_parquet, read_schema
 from membench.io.tables import (
     CONTEXTS_FORMAT2_SCHEMA,
     CONTEXTS_SCHEMA,
@@ -22,6 +20,7 @@ from membench.io.tables import (
     _rows,
     _table,
 )
+from membench.io.written_datasets import read_written, row_groups, written_rows, written_schema
 
 
 def _list(item: pa.DataType) -> pa.DataType:
@@ -91,7 +90,7 @@ def memory_index_from_parquet(outcomes: Path, contexts: Path, policies: Iterable
     group at a time (at most about 64 Mi context characters as the policies stage writes
     them; a batch of rows could hold thousands of whole transcripts): at a thousand
     sessions the contexts are gigabytes once decoded."""
-    schema, context_schema = read_schema(outcomes), read_schema(contexts)
+    schema, context_schema = written_schema(outcomes), written_schema(contexts)
     format2 = "probe_id" in schema.names
     for path, found, expected in (
             (outcomes, schema, OUTCOMES_FILE_FORMAT2_SCHEMA if format2 else OUTCOMES_FILE_SCHEMA),
@@ -100,16 +99,16 @@ def memory_index_from_parquet(outcomes: Path, contexts: Path, policies: Iterable
             raise ValueError(f"{path} does not have the expected schema: rerun the policies "
                              "stage")
     columns = ["policy", "day", "question", "outcome"] + (["probe_id"] * format2)
-    table = read_parquet(outcomes, columns)
-    file = pq.ParquetFile(contexts)
-    if file.metadata.num_rows != table.num_rows:
-        raise ValueError(f"{contexts} has {file.metadata.num_rows} rows and {outcomes} "
+    table = read_written(outcomes, columns)
+    context_rows = written_rows(contexts)
+    if context_rows != table.num_rows:
+        raise ValueError(f"{contexts} has {context_rows} rows and {outcomes} "
                          f"{table.num_rows}: rerun the policies stage")
     chosen = pc.is_in(table.column("policy"), value_set=pa.array(sorted(set(policies)),
                                                                   pa.string()))
     index: dict[ProbeKey, tuple[str, bytes]] = {}
     start = 0
-    for group in range(file.metadata.num_row_groups):  # one row group's contexts at a time
+    for file, group in row_groups(contexts):  # one row group's contexts at a time
         end = start + file.metadata.row_group(group).num_rows
         mask = chosen.slice(start, end - start)
         rows = table.slice(start, end - start).filter(mask)

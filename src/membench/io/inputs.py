@@ -17,6 +17,7 @@ from membench.io.tables import (
     OUTCOMES_SCHEMA,
     scenario_from_tables,
 )
+from membench.io.written_datasets import read_written, row_groups, written_schema
 from membench.scenario.model import Scenario
 
 
@@ -39,22 +40,17 @@ BATCH_ROWS = 1 << 20  # rows of a large table read at once
 
 
 def read_contexts(path: Path, rows: Iterable[int]) -> dict[int, str]:
-    """The contexts file's `context` of the given rows (the outcomes file's rows: the
-    two go row for row), reading only the row groups that hold them, one at a time: the
-    peak is one row group's contexts (at most about 64 Mi characters as the policies stage
-    writes them), never the column's (gigabytes at a thousand sessions: whole
-    transcripts)."""
+    """The contexts dataset's `context` of the given rows (the outcomes' rows: the two go
+    row for row, in the order written), reading only the row groups that hold them, one
+    at a time: the peak is one row group's contexts (at most about 64 Mi characters as
+    the policies stage writes them), never the column's (gigabytes at a thousand
+    sessions: whole transcripts)."""
     wanted = sorted(set(rows))
     found: dict[int, str] = {}
     if not wanted:
         return found
-    read_schema(path)  # a missing or corrupt file: one line naming it
-    file = pq.ParquetFile(path)
-    if wanted[-1] >= file.metadata.num_rows:
-        raise ValueError(f"{path} has {file.metadata.num_rows} rows, not the outcomes' "
-                         f"{wanted[-1] + 1} or more: rerun the policies stage")
     position, start = 0, 0
-    for group in range(file.metadata.num_row_groups):
+    for file, group in row_groups(path):
         end = start + file.metadata.row_group(group).num_rows
         mine = []
         while position < len(wanted) and wanted[position] < end:
@@ -65,6 +61,9 @@ def read_contexts(path: Path, rows: Iterable[int]) -> dict[int, str]:
             taken = column.take(pa.array([row - start for row in mine], pa.int64()))
             found.update(zip(mine, taken.to_pylist(), strict=True))
         start = end
+    if position < len(wanted):
+        raise ValueError(f"{path} has {start} rows, not the outcomes' {wanted[-1] + 1} or "
+                         "more: rerun the policies stage")
     return found
 
 
@@ -81,15 +80,15 @@ def read_schema(path: Path) -> pa.Schema:
 
 def read_outcomes(path: Path, contexts: Path | None = None,
                   contexts_of: frozenset[str] = frozenset()) -> pa.Table:
-    """The policies stage's outcomes as one table with a `context` column (the in-memory
+    """The policies stage's outcomes (a dataset) as one table with a `context` column (the in-memory
     outcomes_table's schema) that holds the injected text only on rows whose outcome is in
     `contexts_of` (the report's stale traces), read from the contexts file by
     read_contexts; "" on the rest. The contexts file is not opened when there is none to
     read."""
-    if CONTEXT_COLUMN in read_schema(path).names:
+    if CONTEXT_COLUMN in written_schema(path).names:
         raise ValueError(f"{path} holds contexts: it was written by an older membench; "
                          "rerun the policies stage")
-    table = read_parquet(path)
+    table = read_written(path)
     kept: dict[int, str] = {}
     if contexts_of:
         if contexts is None:

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from membench.cleanup.interrupts import deferred
 from membench.cleanup.private_temp import track_file, untrack_file
 from membench.io.datasets import METADATA_FILE, PART_FILE
+from membench.io.written_datasets import with_written_order
 
 
 class OutputError(OSError):
@@ -66,38 +67,77 @@ class StagedOutputs:
         """parquet_stream into several files at once, one table for each at every step
         (files whose rows go together, cut into the same row groups); returns the rows
         written to the first."""
-        writers: list[pq.ParquetWriter | None] = [None] * len(paths)
+        temporaries = []
+        for path in paths:
+            try:
+                temporaries.append(self._staged(path))
+            except OSError as error:
+                raise OutputError(path, error) from error
+        writers = _Writers(paths, temporaries)
+        try:
+            for step in tables:
+                writers.write(step)
+        finally:
+            writers.close()
+        if not writers.opened:
+            raise ValueError(f"no table to write to {paths[0]} (give an empty one for no "
+                             "rows)")
+        return writers.rows
+
+    def dataset_streams(self, roots: Sequence[Path],
+                        steps: Iterable[tuple[str, Sequence[pa.Table]]]) -> int:
+        """parquet_streams into datasets partitioned alike (membench.io.written_datasets):
+        at every step one table for each root and the partition they go to, a partition's
+        steps together. Each root's _common_metadata lists the partitions in the order
+        written. Returns the rows written to the first root."""
+        temporaries = []
+        for root in roots:
+            try:
+                temporary = self._staged(root)
+                shutil.rmtree(temporary, ignore_errors=True)  # a killed run's, if left
+                temporary.mkdir()
+            except OSError as error:
+                raise OutputError(root, error) from error
+            temporaries.append(temporary)
+        order: list[str] = []
+        schemas: list[pa.Schema] = []
+        writers: _Writers | None = None
         rows = 0
         try:
-            temporaries = []
-            for path in paths:
-                try:
-                    temporaries.append(self._staged(path))
-                except OSError as error:
-                    raise OutputError(path, error) from error
-            for step in tables:
-                for index, (path, table) in enumerate(zip(paths, step, strict=True)):
-                    try:
-                        if writers[index] is None:
-                            writers[index] = pq.ParquetWriter(temporaries[index], table.schema,
-                                                              **PARQUET_OPTIONS)
-                        writers[index].write_table(table)
-                    except OSError as error:
-                        raise OutputError(path, error) from error
-                rows += step[0].num_rows
-            if writers[0] is None:
-                raise ValueError(f"no table to write to {paths[0]} (give an empty one for no "
-                                 "rows)")
+            for partition, step in steps:
+                if not order or partition != order[-1]:
+                    if partition in order:
+                        raise ValueError(f"the rows of partition {partition} of {roots[0]} "
+                                         "do not come together")
+                    if writers is not None:
+                        writers.close()
+                        rows += writers.rows
+                    order.append(partition)
+                    paths = [temporary / partition / PART_FILE for temporary in temporaries]
+                    for root, path in zip(roots, paths, strict=True):
+                        try:
+                            path.parent.mkdir(parents=True)
+                        except OSError as error:
+                            raise OutputError(root, error) from error
+                    writers = _Writers(roots, paths)
+                schemas = schemas or [table.schema for table in step]
+                for root, table, schema in zip(roots, step, schemas, strict=True):
+                    if not table.schema.equals(schema, check_metadata=False):
+                        raise ValueError(f"partition {partition} of {root} does not have "
+                                         "the schema of the first")
+                writers.write(step)
         finally:
-            failed: OutputError | None = None
-            for path, writer in zip(paths, writers, strict=True):
-                if writer is not None:
-                    try:
-                        writer.close()
-                    except OSError as error:  # the others are closed all the same
-                        failed = failed or OutputError(path, error)
-            if failed is not None:
-                raise failed
+            if writers is not None:
+                writers.close()
+        if writers is None:
+            raise ValueError(f"no table to write to {roots[0]} (give an empty one for no "
+                             "rows)")
+        rows += writers.rows
+        for root, temporary, schema in zip(roots, temporaries, schemas, strict=True):
+            try:
+                pq.write_metadata(with_written_order(schema, order), temporary / METADATA_FILE)
+            except OSError as error:
+                raise OutputError(root, error) from error
         return rows
 
     def dataset(self, root: Path, schema: pa.Schema,
@@ -184,3 +224,43 @@ def _discard(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)
+
+
+class _Writers:
+    """One ParquetWriter per file, each opened at its first table; closed together (every
+    one, even when one fails), errors naming the output."""
+
+    def __init__(self, names: Sequence[Path], paths: Sequence[Path]) -> None:
+        self._names, self._paths = names, paths
+        self._writers: list[pq.ParquetWriter | None] = [None] * len(paths)
+        self.rows = 0
+        self._closed = False
+
+    @property
+    def opened(self) -> bool:
+        return self._writers[0] is not None
+
+    def write(self, step: Sequence[pa.Table]) -> None:
+        for index, (name, table) in enumerate(zip(self._names, step, strict=True)):
+            try:
+                if self._writers[index] is None:
+                    self._writers[index] = pq.ParquetWriter(self._paths[index], table.schema,
+                                                            **PARQUET_OPTIONS)
+                self._writers[index].write_table(table)
+            except OSError as error:
+                raise OutputError(name, error) from error
+        self.rows += step[0].num_rows
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        failed: OutputError | None = None
+        for name, writer in zip(self._names, self._writers, strict=True):
+            if writer is not None:
+                try:
+                    writer.close()
+                except OSError as error:  # the others are closed all the same
+                    failed = failed or OutputError(name, error)
+        if failed is not None:
+            raise failed

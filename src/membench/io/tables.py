@@ -3,7 +3,7 @@ model. docs/schemas.md documents the same fields."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -278,17 +278,32 @@ def outcome_tables(rows: Iterable[OutcomeRow],
     chars_per_table characters (always at least one table, empty for no rows): rows that
     fit in one give outcomes_table's table. The rows' contexts, often one string shared by
     many rows, are copied into Arrow a table at a time."""
+    for _, table in partitioned_outcome_tables(rows, lambda day: "", chars_per_table):
+        yield table
+
+
+def partitioned_outcome_tables(rows: Iterable[OutcomeRow], partition_of: Callable[[int], str],
+                               chars_per_table: int = CONTEXT_CHARS_PER_TABLE
+                               ) -> Iterator[tuple[str, pa.Table]]:
+    """outcome_tables, each table with the partition of its rows' day (a new table where
+    it changes); no rows: one empty table, in the partition of day 0."""
     chunk: list[OutcomeRow] = []
     chars = 0
     made = False
+    partition = None
     for row in rows:
+        where = partition_of(row.day)
+        if chunk and where != partition:
+            yield partition, outcomes_table(chunk)
+            made, chunk, chars = True, [], 0
+        partition = where
         chunk.append(row)
         chars += len(row.context)
         if chars >= chars_per_table:
-            yield outcomes_table(chunk)
+            yield partition, outcomes_table(chunk)
             made, chunk, chars = True, [], 0
     if chunk or not made:
-        yield outcomes_table(chunk)
+        yield (partition_of(0) if partition is None else partition), outcomes_table(chunk)
 
 
 def split_outcomes(table: pa.Table) -> tuple[pa.Table, pa.Table]:
