@@ -39,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -80,7 +81,8 @@ def placement_env(workers: str) -> dict[str, str]:
     return env if workers == "unset" else {**env, "MEMBENCH_WORKERS": workers}
 
 
-def run_stage(name: str, spec: dict, params: Path, workers: str, out: Path) -> tuple[float, int]:
+def run_stage(name: str, spec: dict, params: Path, workers: str, out: Path,
+              log: Path) -> tuple[float, int]:
     words = shlex.split(spec["cmd"])
     outs = [next(iter(o)) if isinstance(o, dict) else o
             for o in spec.get("outs", []) + spec.get("metrics", [])]
@@ -94,15 +96,27 @@ def run_stage(name: str, spec: dict, params: Path, workers: str, out: Path) -> t
     started = time.monotonic()
     process = subprocess.Popen(words, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
+    # The stage's messages, each with the seconds since its start: where its units' time
+    # went. Read as they come (an unread pipe would stop a long stage once full).
+    copier = threading.Thread(target=_timed_lines, args=(process.stderr, log, started))
+    copier.start()
     peak = 0
     while process.poll() is None:
         peak = max([peak] + [_high_water_kb(pid) for pid in _tree(process.pid)])
         time.sleep(0.5)
     wall = time.monotonic() - started
+    copier.join()
     if process.returncode:
-        raise SystemExit(f"{name} with MEMBENCH_WORKERS={workers} failed:\n"
-                         f"{process.stderr.read()[-2000:]}")
+        tail = log.read_text(encoding="utf-8")[-2000:]
+        raise SystemExit(f"{name} with MEMBENCH_WORKERS={workers} failed:\n{tail}")
     return wall, peak
+
+
+def _timed_lines(stream, log: Path, started: float) -> None:
+    with log.open("w", encoding="utf-8") as sink:
+        for line in stream:
+            sink.write(f"{time.monotonic() - started:9.1f} {line}")
+            sink.flush()
 
 
 EMBED_SCRIPT = """
@@ -143,6 +157,9 @@ def main() -> None:
     parser.add_argument("--embed", action="store_true", help="measure embedding instead")
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs of each placement, interleaved (median reported)")
+    parser.add_argument("--logs", type=Path,
+                        default=Path(tempfile.gettempdir()) / "membench-executor-bench",
+                        help="where each run's messages go, timed from its start")
     args = parser.parse_args()
     if args.embed:
         embed_rates(args.workers)
@@ -156,14 +173,17 @@ def main() -> None:
     for name in args.stages:
         runs: dict[str, list[tuple[float, int]]] = {workers: [] for workers in args.workers}
         written = []
-        for _ in range(args.repeat):
+        for round_ in range(args.repeat):
             for workers in args.workers:
                 with tempfile.TemporaryDirectory(prefix="executor-bench-") as directory:
                     out = Path(directory)
+                    args.logs.mkdir(parents=True, exist_ok=True)
+                    log = args.logs / f"{name}-workers-{workers}-{round_ + 1}.log"
                     wall, peak = run_stage(name, stages[name], args.params.resolve(), workers,
-                                           out)
+                                           out, log)
                     print(f"{name}, MEMBENCH_WORKERS={workers}: {wall:.1f} s, "
-                          f"{peak / 1024:.0f} MiB", file=sys.stderr, flush=True)
+                          f"{peak / 1024:.0f} MiB (messages: {log})", file=sys.stderr,
+                          flush=True)
                     written.append(_digests(out))
                 runs[workers].append((wall, peak))
         walls = [statistics.median(wall for wall, _ in runs[w]) for w in args.workers]

@@ -26,8 +26,9 @@ from filelock import FileLock
 
 OUTPUTS = ["data/corpus.parquet", "data/scenario/exchanges.parquet", "data/scenario/facts.parquet",
            "data/scenario/probes.parquet", "data/scenario/manifest.json",
-           "data/fact_records.parquet", "data/index.parquet", "data/outcomes.parquet",
-           "data/contexts.parquet",
+           "data/fact_records.parquet", "data/index.parquet",
+           *(f"data/{name}.parquet/{part}" for name in ("outcomes", "contexts")
+             for part in ("_common_metadata", "seed=42/user=user/part-0.parquet")),
            "data/stored.parquet", "data/audit.parquet", "data/embeddings.parquet",
            "reports/report.md",
            "reports/metrics.json", "reports/summary.json", "reports/multiseed.json",
