@@ -7,7 +7,7 @@ and stop it when done; a backend that cannot run here fails the stage with its r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -155,27 +155,35 @@ def unit_name(unit: str | FreshRemedy) -> str:
     return unit
 
 
-def remedies_of(inputs: BackendInputs) -> Callable[[str, tuple], list[tuple[FreshRemedy, float]]]:
+def remedies_of(inputs: BackendInputs, costs: Mapping[str, float]
+                ) -> Callable[[str, tuple], list[tuple[FreshRemedy, float]]]:
     """A backend's fresh remedies, listed once its replay is done (which stores deleted is
     known only then); each sized as one store of its backend's replay of them all."""
     def follow(name: str, run: tuple[list[ParityRow], PartialAudit]) -> list:
-        size = BACKENDS[name].relative_cost / max(len(inputs.stores), 1)
+        size = costs[name] / max(len(inputs.stores), 1)
         return [(unit, size) for unit in run[1].pending()]
     return follow
+
+
+def expected_costs(names: Sequence[str], scenario: Scenario) -> dict[str, float]:
+    """Each backend's relative cost grown to the story's size (StoreBackend.expected_cost)."""
+    return {name: BACKENDS[name].expected_cost(len(scenario.exchanges), len(scenario.probes))
+            for name in names}
 
 
 def costliest_first(units: InProcess | Automatic | OnDask, inputs: BackendInputs,
                     names: Sequence[str], function: Callable[[BackendInputs, str], R] = run_unit
                     ) -> list[Followed]:
-    """The backends' replays started by their relative cost, the costliest first (ties in
-    the list's order), each with its remedies as follow-ups: they start as soon as a worker
-    is free once their backend is done, not after every backend. The results come back in
-    the list's order."""
-    costs = [BACKENDS[name].relative_cost for name in names]
+    """The backends' replays started by their expected cost on this story, the costliest
+    first (ties in the list's order), each with its remedies as follow-ups: they start as
+    soon as a worker is free once their backend is done, not after every backend. The
+    results come back in the list's order."""
+    by_name = expected_costs(names, inputs.scenario)
+    costs = [by_name[name] for name in names]
     order = sorted(range(len(names)), key=lambda i: -costs[i])
     done = units.map(function, inputs, [names[i] for i in order], label="backends",
                      name=unit_name, sizes=[costs[i] for i in order],
-                     follow=remedies_of(inputs))
+                     follow=remedies_of(inputs, by_name))
     results: list[Followed] = [None] * len(names)  # type: ignore[list-item]
     for i, result in zip(order, done, strict=True):
         results[i] = result
@@ -205,7 +213,7 @@ def backends(scenario: ScenarioDir, records: RecordsFile, embeddings: Embeddings
     # Backends are independent units (membench.execution), and the fresh replays of the
     # remedies of those that cannot fork (the servers') follow-ups of their backend's:
     # each on a worker of its own when there are several. The costliest start first
-    # (StoreBackend.relative_cost), so the short ones fill in, and the automatic placement
+    # (StoreBackend.expected_cost), so the short ones fill in, and the automatic placement
     # times the cheapest.
     with executor("backends", len(names), progress) as units:
         runs = costliest_first(units, inputs, names)

@@ -69,7 +69,8 @@ def test_the_costliest_backend_starts_first_and_its_remedies_follow_it():
     load_plugins("backends")
     names = ["sqlite", "sqlite_vec", "langgraph_memory", "langgraph_sqlite",
              "langgraph_postgres", "lancedb", "postgres"]
-    inputs = SimpleNamespace(stores=("profile", "fact_log"))
+    default_story = SimpleNamespace(exchanges=[None] * 360, probes=[None] * 80)  # sizes only
+    inputs = SimpleNamespace(stores=("profile", "fact_log"), scenario=default_story)
     started: list[str] = []
     sizes: list[list[float]] = []
 
@@ -106,3 +107,29 @@ def test_the_costliest_backend_starts_first_and_its_remedies_follow_it():
     assert started.index("postgres vacuum profile") == started.index(first_smaller) - 2
     assert started.index("postgres vacuum fact_log") == started.index(first_smaller) - 1
     assert sizes == [[costs[name] for name in by_cost]]
+
+
+def test_a_backend_s_cost_grows_with_the_story_and_a_scanning_search_faster():
+    """On the default story the expected costs are the relative costs; at a thousand
+    sessions (12,000 exchanges, 2,610 probes) LangGraph's in-memory store, whose search
+    reads every stored vector, is no longer the cheapest, started last to run alone at the
+    end (11 minutes, measured), but among the first; the others grow alike."""
+    from types import SimpleNamespace
+
+    from membench.backends.base import BACKENDS
+    from membench.plugins import load_plugins
+    from membench.stages.backends import expected_costs
+
+    load_plugins("backends")
+    names = ["sqlite", "sqlite_vec", "langgraph_memory", "langgraph_sqlite",
+             "langgraph_postgres", "postgres"]
+    story = SimpleNamespace(exchanges=[None] * 360, probes=[None] * 80)
+    assert expected_costs(names, story) == {name: BACKENDS[name].relative_cost
+                                            for name in names}
+    grown = expected_costs(names, SimpleNamespace(exchanges=[None] * 12_000,
+                                                  probes=[None] * 2_610))
+    by_cost = sorted(names, key=lambda name: -grown[name])
+    assert by_cost.index("langgraph_memory") < by_cost.index("langgraph_sqlite")
+    ratios = {name: grown[name] / BACKENDS[name].relative_cost for name in names}
+    assert len({round(ratios[name], 9) for name in names if name != "langgraph_memory"}) == 1
+    assert ratios["langgraph_memory"] > 10 * ratios["postgres"]

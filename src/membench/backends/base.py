@@ -26,6 +26,9 @@ OLD = "old versions"
 INDEX = "index"
 PLACES = (LIVE, FREE, LOG, OLD, INDEX)
 NO_REMEDY = "none"
+# The default story's exchanges and probes, on which the backends' relative_cost was measured.
+COSTED_EXCHANGES, COSTED_PROBES = 360, 80
+
 
 @dataclass(frozen=True)
 class Embed:
@@ -76,8 +79,22 @@ class StoreBackend(ABC):
     # story (docs/backends.md's table). Scheduling only, never a result: the stage starts
     # the costliest first, and the automatic placement times the cheapest in its own process.
     relative_cost: ClassVar[float] = 10.0
+    # The share of relative_cost spent in native searches that read every stored document
+    # (a scan in Python): on a larger story it grows with the documents times the
+    # searches, the rest with the documents alone (expected_cost).
+    scanning_search_share: ClassVar[float] = 0.0
     _owners: dict[int, str] = {}  # SQLite: page -> table, read by settle()
     _relations: dict[str, tuple[str, str]] = {}  # PostgreSQL: file -> relation, by settle()
+
+    @classmethod
+    def expected_cost(cls, exchanges: int, probes: int) -> float:
+        """relative_cost grown to a story of this many exchanges and probes (the default
+        story's give relative_cost itself). At a thousand sessions LangGraph's in-memory
+        store, the cheapest on the default story, was the longest unit: started last, it
+        ran alone at the end."""
+        documents, searches = exchanges / COSTED_EXCHANGES, probes / COSTED_PROBES
+        share = cls.scanning_search_share
+        return cls.relative_cost * documents * ((1 - share) + share * searches)
 
     def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
         if remedy != NO_REMEDY and remedy not in self.remedies:

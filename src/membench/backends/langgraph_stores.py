@@ -58,6 +58,9 @@ class LangGraphMemory(LangGraphBackend):
     """InMemoryStore: a dict in the process; it writes no file, so nothing is at rest."""
 
     relative_cost = 1.0
+    # its search turns every stored vector into a numpy array again (0.9 s of 1.3 in
+    # docs/backends.md's table): 11 minutes at a thousand sessions
+    scanning_search_share = 0.7
 
     def __init__(self, directory: Path, embed: Embed, remedy: str = NO_REMEDY) -> None:
         super().__init__(directory, embed, remedy)

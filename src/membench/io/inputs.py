@@ -67,17 +67,6 @@ def read_contexts(path: Path, rows: Iterable[int]) -> dict[int, str]:
     return found
 
 
-def read_schema(path: Path) -> pa.Schema:
-    """A Parquet file's schema, with read_parquet's one-line errors."""
-    if not path.is_file():
-        raise FileNotFoundError(f"input {path} is missing: run the stage that writes it first")
-    try:
-        return pq.read_schema(path)
-    except (OSError, pa.ArrowInvalid):
-        read_parquet(path)  # raises the error read_parquet gives for these bytes
-        raise
-
-
 def read_outcomes(path: Path, contexts: Path | None = None,
                   contexts_of: frozenset[str] = frozenset()) -> pa.Table:
     """The policies stage's outcomes (a dataset) as one table with a `context` column (the in-memory
