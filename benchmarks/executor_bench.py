@@ -188,9 +188,11 @@ def main() -> None:
                 runs[workers].append((wall, peak))
         walls = [statistics.median(wall for wall, _ in runs[w]) for w in args.workers]
         cells = [_cell(runs[w]) for w in args.workers]
-        same = all(w == written[0] for w in written)
+        differ = sorted({path for w in written for path in set(w) | set(written[0])
+                         if w.get(path) != written[0].get(path)})
         print(f"| {name} | {' | '.join(cells)} | {walls[-2 if len(walls) > 1 else -1] / walls[-1]:.2f}x"
-              f"{'' if same else ' (OUTPUTS DIFFER)'} |", flush=True)
+              f"{'' if not differ else ' (OUTPUTS DIFFER: ' + ', '.join(differ) + ')'} |",
+              flush=True)
 
 
 def _cell(runs: list[tuple[float, int]]) -> str:
