@@ -254,7 +254,9 @@ def test_units_start_on_two_workers_in_their_order_as_threads_free(no_cluster_co
         results = units.map(span, None, units_in, label="demo")
     assert [unit for unit, _, _ in results] == list(range(7))
     starts = [start for _, start, _ in results]
-    assert starts == sorted(starts)
+    # units 0 and 1 are given to the two workers at once: which starts first is the
+    # machine's to say (a loaded one started unit 1 18 ms earlier); the rest wait their turn
+    assert starts[1:] == sorted(starts[1:]) and starts[0] < starts[2]
     long_end = results[0][2]
     assert all(end < long_end for _, _, end in results[1:5]), results  # none waited on it
 
