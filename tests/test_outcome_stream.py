@@ -137,7 +137,8 @@ def test_the_policies_datasets_hold_a_partition_per_user_read_back_in_the_order_
             in partitioned_outcome_tables(rows, partition_of, chars_per_table=5_000)))
     assert written == len(rows)
     order = [partition_dir(42, sid) for sid, _, _ in segments]
-    assert [f.parent.relative_to(paths[0]).as_posix() for f in written_files(paths[0])] == order
+    _, files = written_files(paths[0])
+    assert [file.parent.relative_to(paths[0]).as_posix() for file in files] == order
     expected = split_outcomes(outcomes_table(rows))
     for path, table in zip(paths, expected, strict=True):
         assert read_written(path).equals(table)

@@ -41,30 +41,24 @@ def outcome_partition(seed: int, user: str | None, segments: tuple = ()):
     return of
 
 
-def written_files(root: Path) -> list[Path]:
-    """Each partition's file in the order written; one-line errors naming the dataset for
-    a missing one, an older membench's single file, and a partition missing or stray."""
-    if root.is_file():
-        raise ValueError(f"{root} is a single file, written by an older membench: delete it "
-                         "and rerun the policies stage")
-    listed = [root / relative / PART_FILE for relative in _listed(root)]
+def written_files(root: Path) -> tuple[pa.Schema, list[Path]]:
+    """The files' schema and each partition's file in the order written; one-line errors
+    naming the dataset for a missing one, an older membench's single file, no list of
+    partitions, and a partition missing or stray."""
+    schema = written_schema(root)
     found = {file for _, _, file in dataset_partitions(root)}
+    metadata = schema.metadata or {}
+    if PARTITIONS_KEY not in metadata:
+        raise ValueError(f"{root} does not list its partitions in {METADATA_FILE}: rerun the "
+                         "stage that writes it")
+    listed = [root / relative / PART_FILE for relative in json.loads(metadata[PARTITIONS_KEY])]
     missing = [file for file in listed if file not in found]
     stray = sorted(found - set(listed))
     if missing or stray:
         which = (missing or stray)[0].parent.relative_to(root).as_posix()
         raise ValueError(f"{root}: partition {which} is {'missing' if missing else 'not listed'}"
                          f" in {METADATA_FILE}: rerun the stage that writes it")
-    return listed
-
-
-def _listed(root: Path) -> list[str]:
-    dataset_partitions(root)  # a missing dataset, or one without _common_metadata: its error
-    metadata = written_schema(root).metadata or {}
-    if PARTITIONS_KEY not in metadata:
-        raise ValueError(f"{root} does not list its partitions in {METADATA_FILE}: rerun the "
-                         "stage that writes it")
-    return json.loads(metadata[PARTITIONS_KEY])
+    return schema, listed
 
 
 def written_schema(root: Path) -> pa.Schema:
@@ -86,8 +80,8 @@ def written_schema(root: Path) -> pa.Schema:
 
 def read_written(root: Path, columns: list[str] | None = None) -> pa.Table:
     """The dataset's rows as one table of the files' columns, in the order written."""
-    schema = written_schema(root)
-    tables = [_read_file(file, schema, columns) for file in written_files(root)]
+    schema, files = written_files(root)
+    tables = [_read_file(file, schema, columns) for file in files]
     if not tables:
         return schema.empty_table() if columns is None else schema.empty_table().select(columns)
     return pa.concat_tables(tables)
@@ -95,8 +89,8 @@ def read_written(root: Path, columns: list[str] | None = None) -> pa.Table:
 
 def row_groups(root: Path) -> Iterator[tuple[pq.ParquetFile, int]]:
     """(file, row group) of every row group, in the order written: one at a time."""
-    schema = written_schema(root)
-    for file in written_files(root):
+    schema, files = written_files(root)
+    for file in files:
         parquet = _open(file, schema)
         for group in range(parquet.metadata.num_row_groups):
             yield parquet, group
