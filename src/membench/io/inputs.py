@@ -17,7 +17,12 @@ from membench.io.tables import (
     OUTCOMES_SCHEMA,
     scenario_from_tables,
 )
-from membench.io.written_datasets import read_written, row_groups, written_schema
+from membench.io.written_datasets import (
+    corrupt_input,
+    read_written,
+    row_groups,
+    written_schema,
+)
 from membench.scenario.model import Scenario
 
 
@@ -29,11 +34,7 @@ def read_parquet(path: Path, columns: list[str] | None = None):
     except (OSError, pa.ArrowInvalid) as error:
         if isinstance(error, OSError) and error.errno is not None:
             raise  # the machine's (a permission, a disk), not the file's content
-        # pyarrow's own: the bytes are not the Parquet file written (a corrupt DVC cache
-        # entry checked out, a truncated copy), said in one line naming the file.
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-        raise ValueError(f"input {path} is corrupt or not Parquet ({reason}): delete it and "
-                         "run `dvc repro` to recompute it") from error
+        raise corrupt_input(path, error) from error
 
 
 BATCH_ROWS = 1 << 20  # rows of a large table read at once

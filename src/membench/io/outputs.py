@@ -94,8 +94,7 @@ class StagedOutputs:
         for root in roots:
             try:
                 temporary = self._staged(root)
-                shutil.rmtree(temporary, ignore_errors=True)  # a killed run's, if left
-                temporary.mkdir()
+                _empty_dir(temporary)
             except OSError as error:
                 raise OutputError(root, error) from error
             temporaries.append(temporary)
@@ -148,8 +147,7 @@ class StagedOutputs:
 
         def write(temporary: Path) -> None:
             nonlocal rows
-            shutil.rmtree(temporary, ignore_errors=True)  # a killed run's, if the reaper missed it
-            temporary.mkdir()
+            _empty_dir(temporary)
             pq.write_metadata(schema, temporary / METADATA_FILE)
             for relative, table in partitions:
                 if not table.schema.equals(schema, check_metadata=False):
@@ -217,6 +215,12 @@ def _replace(temporary: Path, final: Path) -> None:
     os.replace(temporary, final)
     _discard(old)
     untrack_file(old.absolute())
+
+
+def _empty_dir(temporary: Path) -> None:
+    """A dataset's staging directory, made empty: a killed run's, if the reaper missed it."""
+    shutil.rmtree(temporary, ignore_errors=True)
+    temporary.mkdir()
 
 
 def _discard(path: Path) -> None:

@@ -106,7 +106,7 @@ def _read_file(file: Path, schema: pa.Schema, columns: list[str] | None) -> pa.T
     try:
         return parquet.read(columns=columns)
     except pa.ArrowInvalid as error:
-        raise _corrupt(file, error) from error
+        raise corrupt_input(file, error) from error
 
 
 def _open(file: Path, schema: pa.Schema) -> pq.ParquetFile:
@@ -115,14 +115,17 @@ def _open(file: Path, schema: pa.Schema) -> pq.ParquetFile:
     try:
         parquet = pq.ParquetFile(file)
     except pa.ArrowInvalid as error:
-        raise _corrupt(file, error) from error
+        raise corrupt_input(file, error) from error
     if not parquet.schema_arrow.equals(schema, check_metadata=False):
         raise ValueError(f"{file} does not have the expected schema (its dataset's "
                          f"{METADATA_FILE}): rerun the stage that writes it")
     return parquet
 
 
-def _corrupt(file: Path, error: Exception) -> ValueError:
+def corrupt_input(file: Path, error: Exception) -> ValueError:
+    """pyarrow's own error: the bytes are not the Parquet file written (a corrupt DVC cache
+    entry checked out, a truncated copy), said in one line naming the file (read_parquet's
+    too)."""
     return ValueError(f"input {file} is corrupt or not Parquet ({_first_line(error)}): "
                       "delete it and run `dvc repro` to recompute it")
 
